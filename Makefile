@@ -1,0 +1,32 @@
+# Orrery's two commands: `make demo` (clone to result) and `make test` (clone to a green suite).
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+WERROR ?= OFF
+DEMO_WORKLOAD ?= examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt
+
+.PHONY: deps build demo test bench clean format
+
+deps:
+	@scripts/install-deps.sh
+
+build:
+	@cmake -S . -B $(BUILD_DIR) -DORRERY_WERROR=$(WERROR) --log-level=WARNING
+	@cmake --build $(BUILD_DIR) -j$(JOBS)
+
+demo: deps build
+	$(BUILD_DIR)/orrery simulate $(DEMO_WORKLOAD) --cluster dgx-a100
+
+test: deps build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
+
+bench: deps build
+	$(BUILD_DIR)/bench/orrery_bench
+	hyperfine --version >/dev/null 2>&1 && hyperfine -N --warmup 5 \
+	  '$(BUILD_DIR)/orrery simulate $(DEMO_WORKLOAD)' \
+	  '$(BUILD_DIR)/orrery simulate $(DEMO_WORKLOAD) --mode analytical --compat simai' || true
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cpp')
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,63 @@
+// Simulated time: a signed 64-bit count of picoseconds (range about +/-106 days).
+//
+// Every duration and instant in Orrery is a Time. Conversions to floating point exist only for
+// printing and for formulas that end in a Time again (e.g. bytes / bandwidth).
+#pragma once
+
+#include <cmath>
+#include <compare>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+
+namespace orrery {
+
+class Time {
+ public:
+  constexpr Time() = default;
+
+  static constexpr Time from_ps(int64_t ps) { return Time(ps); }
+  static constexpr Time from_ns(int64_t ns) { return Time(ns * 1000); }
+  static constexpr Time from_us(int64_t us) { return Time(us * 1000'000); }
+  // Nearest picosecond; throws std::out_of_range for NaN or values beyond the range.
+  static Time from_seconds(double seconds) {
+    const double ps = std::round(seconds * 1e12);
+    if (!(std::fabs(ps) < 9.2e18)) throw std::out_of_range("time out of range");
+    return Time(static_cast<int64_t>(ps));
+  }
+  static constexpr Time zero() { return Time(0); }
+  static constexpr Time max() { return Time(std::numeric_limits<int64_t>::max()); }
+
+  constexpr int64_t ps() const { return ps_; }
+  constexpr double seconds() const { return static_cast<double>(ps_) * 1e-12; }
+  constexpr double milliseconds() const { return static_cast<double>(ps_) * 1e-9; }
+  constexpr double microseconds() const { return static_cast<double>(ps_) * 1e-6; }
+  constexpr double nanoseconds() const { return static_cast<double>(ps_) * 1e-3; }
+
+  constexpr auto operator<=>(const Time&) const = default;
+  constexpr Time operator+(Time o) const { return Time(ps_ + o.ps_); }
+  constexpr Time operator-(Time o) const { return Time(ps_ - o.ps_); }
+  constexpr Time& operator+=(Time o) {
+    ps_ += o.ps_;
+    return *this;
+  }
+  constexpr Time& operator-=(Time o) {
+    ps_ -= o.ps_;
+    return *this;
+  }
+  constexpr Time operator*(int64_t k) const { return Time(ps_ * k); }
+  // Ratio of two durations (e.g. a fraction of the iteration).
+  constexpr double operator/(Time o) const {
+    return static_cast<double>(ps_) / static_cast<double>(o.ps_);
+  }
+
+ private:
+  constexpr explicit Time(int64_t ps) : ps_(ps) {}
+  int64_t ps_ = 0;
+};
+
+constexpr Time operator*(int64_t k, Time t) {
+  return t * k;
+}
+
+}  // namespace orrery
