@@ -1,0 +1,56 @@
+#include "formats/workload_reader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "formats/simai_text.h"
+
+namespace orrery {
+
+std::vector<std::string_view> workload_format_names() {
+  return {"simai"};
+}
+
+std::optional<WorkloadFormat> parse_workload_format(std::string_view name) {
+  if (name == "simai") return WorkloadFormat::SimaiText;
+  return std::nullopt;
+}
+
+std::string_view to_string(WorkloadFormat format) {
+  switch (format) {
+    case WorkloadFormat::SimaiText:
+      return "simai";
+  }
+  return "?";
+}
+
+std::optional<WorkloadFormat> detect_workload_format(std::string_view content) {
+  if (looks_like_simai_text(content)) return WorkloadFormat::SimaiText;
+  return std::nullopt;
+}
+
+Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
+                            Diagnostics& diagnostics) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError({path, 0}, std::string("cannot open workload: ") + std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string content = buffer.str();
+  if (content.empty()) throw InputError({path, 0}, "expected a workload, found an empty file");
+
+  const auto format = forced ? forced : detect_workload_format(content);
+  if (!format)
+    throw InputError({path, 1},
+                     "expected a workload in a known format (simai: SimAI/AICB layer-wise text); "
+                     "use --format to name it");
+  switch (*format) {
+    case WorkloadFormat::SimaiText:
+      return read_simai_text(path, content, diagnostics);
+  }
+  throw InputError({path, 0}, "unsupported format");
+}
+
+}  // namespace orrery

@@ -1,0 +1,30 @@
+// Reading a workload file of any supported format: format names, detection from content, and
+// dispatch to the format's reader.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "workload/workload.h"
+
+namespace orrery {
+
+enum class WorkloadFormat { SimaiText };
+
+// Names accepted by --format, in order: {"simai"}.
+std::vector<std::string_view> workload_format_names();
+std::optional<WorkloadFormat> parse_workload_format(std::string_view name);
+std::string_view to_string(WorkloadFormat format);
+
+// The format the content looks like, or nullopt.
+std::optional<WorkloadFormat> detect_workload_format(std::string_view content);
+
+// Reads `path`; detects the format unless `forced`. Throws InputError for unreadable files,
+// unrecognised content and malformed input.
+Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
+                            Diagnostics& diagnostics);
+
+}  // namespace orrery

@@ -1,0 +1,33 @@
+// Communication in the IR: which collective, among which group of ranks, and how many bytes.
+//
+// Sizes follow the NCCL / nccl-tests convention: all-reduce and reduce-scatter count the input
+// buffer, all-gather the gathered output buffer, all-to-all the per-rank send buffer.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/bandwidth.h"
+#include "core/collective_kind.h"
+
+namespace orrery {
+
+// The communicator a collective runs in. Data = all data-parallel replicas of a stage (expert
+// parallelism is carved out of it); ExpertData = replicas of one expert shard (DP / EP ranks).
+enum class CommGroup : uint8_t { Tensor, Expert, Data, ExpertData, Pipeline };
+
+struct Communication {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  CommGroup group = CommGroup::Tensor;
+  Bytes bytes = 0;
+};
+
+// "tp", "ep", "dp", "dp_ep", "pp": the keys used in reports.
+std::string_view to_string(CommGroup group);
+
+// True for the groups whose collectives reduce gradients across data-parallel replicas.
+constexpr bool is_data_parallel(CommGroup group) {
+  return group == CommGroup::Data || group == CommGroup::ExpertData;
+}
+
+}  // namespace orrery

@@ -1,0 +1,17 @@
+#include "workload/parallelism.h"
+
+namespace orrery {
+
+std::string Parallelism::validation_error() const {
+  const auto s = [](int64_t v) { return std::to_string(v); };
+  if (tp < 1 || pp < 1 || ep < 1 || vpp < 1 || micro_batches < 1 || world_size < 1)
+    return "every parallel degree must be at least 1";
+  if (world_size % (tp * pp) != 0)
+    return "world size " + s(world_size) + " is not a multiple of tp * pp = " + s(tp * pp);
+  if (dp() % ep != 0)
+    return "data-parallel degree " + s(dp()) + " (world " + s(world_size) + " / tp " + s(tp) +
+           " / pp " + s(pp) + ") is not a multiple of ep = " + s(ep);
+  return "";
+}
+
+}  // namespace orrery

@@ -1,0 +1,28 @@
+// How a training job is split over GPUs: tensor (tp), pipeline (pp), data (dp) and expert (ep)
+// parallelism, virtual pipeline chunks per stage (vpp) and micro-batches per iteration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace orrery {
+
+struct Parallelism {
+  int64_t tp = 1;             // ranks sharing each layer's tensors
+  int64_t pp = 1;             // pipeline stages
+  int64_t ep = 1;             // expert-parallel ranks, carved out of the data-parallel ranks
+  int64_t vpp = 1;            // model chunks per stage (interleaved pipeline when > 1)
+  int64_t micro_batches = 1;  // gradient-accumulation steps per iteration (AICB "ga")
+  int64_t world_size = 1;     // GPUs in the job
+
+  // Data-parallel degree: world / (tp * pp), rounded down (see validation_error()).
+  int64_t dp() const { return world_size / (tp * pp); }
+  // Expert-data-parallel degree: replicas of one expert shard, dp / ep.
+  int64_t expert_dp() const { return dp() / ep; }
+
+  // Empty when the degrees fit together (world = tp * pp * dp with ep dividing dp), otherwise a
+  // sentence saying what does not fit.
+  std::string validation_error() const;
+};
+
+}  // namespace orrery

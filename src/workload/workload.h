@@ -1,0 +1,36 @@
+// A training workload as read from a file: where it came from, how it is parallelised, and the
+// Program every rank runs (all pipeline stages run copies of it).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bandwidth.h"
+#include "workload/parallelism.h"
+#include "workload/program.h"
+
+namespace orrery {
+
+// Activation recomputation: when the backward pass reaches a trigger layer it re-runs the
+// forward from the nearest checkpoint layer at or before it. Indices are into Program::layers.
+struct Recompute {
+  std::vector<int64_t> checkpoints;
+  std::vector<int64_t> triggers;
+};
+
+struct Workload {
+  std::string name;    // short name for reports (the file's stem)
+  std::string source;  // path it was read from
+  std::string format;  // reader that produced it, e.g. "simai"
+  std::string policy;  // training loop named by the file, e.g. "HYBRID_TRANSFORMER_FWD_IN_BCKWD"
+
+  Parallelism parallelism;
+  // Bytes sent between adjacent pipeline stages per micro-batch (each direction), if the file
+  // says (AICB "pp_comm").
+  std::optional<Bytes> stage_boundary_bytes;
+  Recompute recompute;
+  Program program;
+};
+
+}  // namespace orrery
