@@ -1,0 +1,17 @@
+// The cluster presets compiled into Orrery (data/presets/clusters/*.yaml).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orrery {
+
+// Preset names in alphabetical order.
+std::vector<std::string> cluster_preset_names();
+
+// The YAML text of a preset, or nullopt.
+std::optional<std::string_view> cluster_preset_text(std::string_view name);
+
+}  // namespace orrery
