@@ -1,0 +1,115 @@
+#include "engine/task_graph.h"
+
+#include <functional>
+#include <queue>
+#include <stdexcept>
+#include <string>
+
+namespace orrery::engine {
+
+StreamId TaskGraph::add_stream() {
+  return streams_++;
+}
+
+TaskId TaskGraph::add_task(StreamId stream, Time duration) {
+  if (stream >= streams_) throw std::logic_error("add_task: unknown stream");
+  if (duration < Time::zero()) throw std::logic_error("add_task: negative duration");
+  stream_.push_back(stream);
+  duration_.push_back(duration);
+  return static_cast<TaskId>(duration_.size() - 1);
+}
+
+void TaskGraph::add_dependency(TaskId before, TaskId after) {
+  if (before >= task_count() || after >= task_count())
+    throw std::logic_error("add_dependency: unknown task");
+  edges_.emplace_back(before, after);
+}
+
+struct Simulation {
+  explicit Simulation(const TaskGraph& g) : graph(g) {
+    const size_t n = g.task_count();
+    // Successor lists in compressed form.
+    successor_begin.assign(n + 1, 0);
+    for (const auto& [before, after] : g.edges_)
+      ++successor_begin[before + 1];
+    for (size_t i = 0; i < n; ++i)
+      successor_begin[i + 1] += successor_begin[i];
+    successors.resize(g.edges_.size());
+    std::vector<size_t> fill(successor_begin.begin(), successor_begin.end() - 1);
+    waiting_on.assign(n, 0);
+    for (const auto& [before, after] : g.edges_) {
+      successors[fill[before]++] = after;
+      ++waiting_on[after];
+    }
+    // Tasks of each stream in order.
+    stream_begin.assign(g.streams_ + 1, 0);
+    for (const StreamId s : g.stream_)
+      ++stream_begin[s + 1];
+    for (size_t s = 0; s < g.streams_; ++s)
+      stream_begin[s + 1] += stream_begin[s];
+    stream_tasks.resize(n);
+    std::vector<size_t> at(stream_begin.begin(), stream_begin.end() - 1);
+    for (TaskId t = 0; t < n; ++t)
+      stream_tasks[at[g.stream_[t]]++] = t;
+    head.assign(stream_begin.begin(), stream_begin.end() - 1);
+    busy.assign(g.streams_, false);
+    timeline.start.assign(n, Time::zero());
+    timeline.finish.assign(n, Time::zero());
+  }
+
+  void try_start(StreamId s, Time now) {
+    if (busy[s] || head[s] == stream_begin[s + 1]) return;
+    const TaskId t = stream_tasks[head[s]];
+    if (waiting_on[t] > 0) return;
+    busy[s] = true;
+    timeline.start[t] = now;
+    events.emplace(now + graph.duration_[t], t);
+  }
+
+  Timeline run() {
+    for (StreamId s = 0; s < graph.streams_; ++s)
+      try_start(s, Time::zero());
+    size_t finished = 0;
+    while (!events.empty()) {
+      const auto [now, t] = events.top();
+      events.pop();
+      timeline.finish[t] = now;
+      timeline.makespan = std::max(timeline.makespan, now);
+      ++finished;
+      const StreamId s = graph.stream_[t];
+      busy[s] = false;
+      ++head[s];
+      for (size_t k = successor_begin[t]; k < successor_begin[t + 1]; ++k) {
+        const TaskId next = successors[k];
+        if (--waiting_on[next] == 0) try_start(graph.stream_[next], now);
+      }
+      try_start(s, now);
+    }
+    if (finished != graph.task_count()) {
+      for (StreamId s = 0; s < graph.streams_; ++s)
+        if (head[s] != stream_begin[s + 1])
+          throw std::logic_error("task graph deadlock: task " +
+                                 std::to_string(stream_tasks[head[s]]) + " on stream " +
+                                 std::to_string(s) + " can never start");
+    }
+    return std::move(timeline);
+  }
+
+  const TaskGraph& graph;
+  std::vector<size_t> successor_begin;
+  std::vector<TaskId> successors;
+  std::vector<uint32_t> waiting_on;
+  std::vector<size_t> stream_begin;
+  std::vector<TaskId> stream_tasks;
+  std::vector<size_t> head;
+  std::vector<bool> busy;
+  Timeline timeline;
+  std::priority_queue<std::pair<Time, TaskId>, std::vector<std::pair<Time, TaskId>>, std::greater<>>
+      events;
+};
+
+Timeline simulate(const TaskGraph& graph) {
+  return Simulation(graph).run();
+}
+
+}  // namespace orrery::engine
