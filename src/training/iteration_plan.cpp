@@ -1,0 +1,291 @@
+#include "training/iteration_plan.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "network/rank_placement.h"
+
+namespace orrery {
+namespace {
+
+constexpr std::array kGroups = {CommGroup::Tensor, CommGroup::Expert, CommGroup::Data,
+                                CommGroup::ExpertData, CommGroup::Pipeline};
+
+// Prices collectives on the cluster for the groups of one parallel layout.
+class CommPricer {
+ public:
+  CommPricer(const Parallelism& par, const Cluster& cluster,
+             const std::vector<std::string>& placement, const std::string& source,
+             Diagnostics& diagnostics)
+      : network_(cluster.network()), placement_(axes(par, placement), cluster.gpus_per_server) {
+    const auto axis = [&](const std::string& name) {
+      return static_cast<size_t>(std::find(placement.begin(), placement.end(), name) -
+                                 placement.begin());
+    };
+    const std::map<CommGroup, std::vector<size_t>> members = {
+        {CommGroup::Tensor, {axis("tp")}},
+        {CommGroup::Expert, {axis("ep")}},
+        {CommGroup::Data, {axis("ep"), axis("dp")}},
+        {CommGroup::ExpertData, {axis("dp")}},
+        {CommGroup::Pipeline, {axis("pp")}}};
+    for (const CommGroup group : kGroups) {
+      bool uniform = true;
+      shapes_[static_cast<size_t>(group)] = placement_.group_shape(members.at(group), &uniform);
+      const GroupShape& shape = shapes_[static_cast<size_t>(group)];
+      if (!uniform)
+        diagnostics.warn({source, 0},
+                         "the " + std::string(to_string(group)) +
+                             " groups do not all lie on servers alike under this placement; "
+                             "costing every one like the most spread (" +
+                             std::to_string(shape.servers) + " servers, " +
+                             std::to_string(shape.ranks_per_server) + " ranks on one)");
+    }
+    across_servers_ = placement_.neighbours_cross_servers(axis("pp"));
+  }
+
+  PlannedComm price(const Communication& comm, CommRole role) {
+    const GroupShape& shape = shapes_[static_cast<size_t>(comm.group)];
+    return {comm, shape.ranks, cost(comm.kind, comm.group, comm.bytes), role};
+  }
+
+  Time cost(CollectiveKind kind, CommGroup group, Bytes bytes) {
+    const auto key = std::make_tuple(kind, group, bytes);
+    const auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    const Time t = collective_time(network_, kind, bytes, shapes_[static_cast<size_t>(group)]);
+    cache_.emplace(key, t);
+    return t;
+  }
+
+  Time transfer(Bytes bytes) const { return point_to_point_time(network_, bytes, across_servers_); }
+  bool transfer_across_servers() const { return across_servers_; }
+
+ private:
+  static std::vector<ParallelAxis> axes(const Parallelism& par,
+                                        const std::vector<std::string>& placement) {
+    std::vector<ParallelAxis> result;
+    for (const std::string& name : placement) {
+      const int64_t size = name == "tp"   ? par.tp
+                           : name == "ep" ? par.ep
+                           : name == "pp" ? par.pp
+                                          : par.expert_dp();
+      result.push_back({name, size});
+    }
+    return result;
+  }
+
+  ServerNetwork network_;
+  RankPlacement placement_;
+  std::array<GroupShape, kGroups.size()> shapes_;
+  std::map<std::tuple<CollectiveKind, CommGroup, Bytes>, Time> cache_;
+  bool across_servers_ = false;
+};
+
+Time work(const Layer& layer) {
+  return layer.forward.compute + layer.input_grad.compute + layer.weight_grad.compute;
+}
+
+// Splits a pass into `chunks` contiguous groups of about equal compute: a layer goes to the chunk
+// that holds the midpoint of its compute. Passes without compute split by layer count.
+std::vector<std::vector<size_t>> split_into_chunks(const Program& program, LayerRange range,
+                                                   int64_t chunks) {
+  std::vector<std::vector<size_t>> result(static_cast<size_t>(chunks));
+  double total = 0;
+  for (size_t i = range.begin; i < range.end; ++i)
+    total += static_cast<double>(work(program.layers[i]).ps());
+  double before = 0;
+  for (size_t i = range.begin; i < range.end; ++i) {
+    const double w = static_cast<double>(work(program.layers[i]).ps());
+    const double middle = total > 0 ? (before + w / 2) / total
+                                    : (static_cast<double>(i - range.begin) + 0.5) /
+                                          static_cast<double>(range.size());
+    const auto chunk = std::min<int64_t>(chunks - 1, static_cast<int64_t>(middle * chunks));
+    result[static_cast<size_t>(chunk)].push_back(i);
+    before += w;
+  }
+  return result;
+}
+
+bool in_range(LayerRange r, size_t i) {
+  return i >= r.begin && i < r.end;
+}
+
+Bytes estimate_transfer_bytes(const Workload& w, Diagnostics& diagnostics) {
+  const Program& program = w.program;
+  const SourceLocation header{w.source, 1};
+  if (program.micro_batches.empty()) return 0;
+  const LayerRange first = program.micro_batches.front();
+  std::optional<Bytes> found;
+  std::string from;
+  if (!first.empty()) {
+    const auto& comm = program.layers[first.begin].forward.comm;
+    if (comm && comm->group == CommGroup::Tensor && comm->kind == CollectiveKind::AllReduce) {
+      found = comm->bytes;
+      from = "the forward all-reduce of '" + program.layers[first.begin].name +
+             "' (the activation entering the first layer)";
+    }
+  }
+  if (!found) {
+    for (size_t i = first.begin; i < first.end; ++i) {
+      const auto& comm = program.layers[i].forward.comm;
+      if (comm && comm->group == CommGroup::Tensor && (!found || comm->bytes > *found)) {
+        found = comm->bytes;
+        from = "the largest forward tensor-parallel collective (" + program.layers[i].name + ")";
+      }
+    }
+  }
+  if (!found) {
+    diagnostics.warn(header,
+                     "header has no pp_comm and no forward tensor-parallel collective to "
+                     "estimate it from; stage-to-stage transfers cost only latency");
+    return 0;
+  }
+  diagnostics.warn(header, "header has no pp_comm; estimating " + std::to_string(*found) +
+                               " B per micro-batch between stages from " + from);
+  return *found;
+}
+
+}  // namespace
+
+IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
+                             const SimulationOptions& options, Diagnostics& diagnostics) {
+  const SourceLocation header{workload.source, 1};
+  IterationPlan plan;
+  Parallelism& par = plan.parallelism;
+  par = workload.parallelism;
+  if (options.world_size) par.world_size = *options.world_size;
+  if (const std::string error = par.validation_error(); !error.empty())
+    throw InputError(header, "expected parallel degrees that fit together: " + error);
+  if (cluster.servers > 0 && par.world_size > cluster.servers * cluster.gpus_per_server)
+    throw InputError("the job needs " + std::to_string(par.world_size) + " GPUs but cluster '" +
+                     cluster.name + "' has " +
+                     std::to_string(cluster.servers * cluster.gpus_per_server));
+  plan.overlap = options.overlap;
+
+  plan.schedule = options.schedule;
+  if (plan.schedule == ScheduleKind::Auto)
+    plan.schedule = par.vpp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+  if (plan.schedule == ScheduleKind::Interleaved && par.vpp == 1)
+    plan.schedule = ScheduleKind::OneFOneB;
+  plan.chunks = plan.schedule == ScheduleKind::OneFOneB ? 1 : par.vpp;
+  if (plan.schedule == ScheduleKind::OneFOneB && par.vpp > 1)
+    diagnostics.warn(header, "1f1b runs the " + std::to_string(par.vpp) +
+                                 " model chunks of a stage as one (vpp ignored)");
+
+  CommPricer pricer(par, cluster, options.placement.value_or(cluster.placement), workload.source,
+                    diagnostics);
+  const Program& program = workload.program;
+  const auto iteration_level = [&](size_t i) {
+    return in_range(program.before, i) || in_range(program.after, i);
+  };
+
+  plan.layers.resize(program.layers.size());
+  for (size_t i = 0; i < program.layers.size(); ++i) {
+    const Layer& layer = program.layers[i];
+    PlannedLayer& planned = plan.layers[i];
+    const auto phase = [&](const Phase& p, bool weight_grad) {
+      PlannedPhase result{p.compute, std::nullopt};
+      if (!p.comm) return result;
+      CommRole role = CommRole::Blocking;
+      if (weight_grad && is_data_parallel(p.comm->group)) {
+        if (!iteration_level(i))
+          role = options.overlap ? CommRole::Async : CommRole::Blocking;
+        else if (p.comm->kind == CollectiveKind::AllGather)
+          role = CommRole::ParameterGather;
+        else if (p.comm->kind != CollectiveKind::AllToAll)
+          role = CommRole::GradientReduction;
+      }
+      result.comm = pricer.price(*p.comm, role);
+      return result;
+    };
+    planned.forward = phase(layer.forward, false);
+    planned.input_grad = phase(layer.input_grad, false);
+    planned.weight_grad = phase(layer.weight_grad, true);
+    if (iteration_level(i)) plan.iteration_layers.push_back(i);
+  }
+
+  for (const LayerRange pass : program.micro_batches)
+    plan.chunk_layers.push_back(split_into_chunks(program, pass, plan.chunks));
+
+  // Activation recompute: the forward re-runs from the nearest checkpoint up to the trigger.
+  for (const int64_t trigger : workload.recompute.triggers) {
+    const auto t = static_cast<size_t>(trigger);
+    const auto pass = std::find_if(program.micro_batches.begin(), program.micro_batches.end(),
+                                   [&](LayerRange r) { return in_range(r, t); });
+    std::optional<size_t> checkpoint;
+    for (const int64_t c : workload.recompute.checkpoints)
+      if (c <= trigger && (!checkpoint || static_cast<size_t>(c) > *checkpoint))
+        checkpoint = static_cast<size_t>(c);
+    if (pass == program.micro_batches.end() || !checkpoint || *checkpoint < pass->begin) {
+      diagnostics.warn(header, "recompute trigger layer " + std::to_string(trigger) +
+                                   " has no checkpoint before it in its micro-batch pass; "
+                                   "no recompute modelled for it");
+      continue;
+    }
+    for (size_t k = *checkpoint; k < t; ++k)
+      plan.layers[t].recompute.push_back(k);
+  }
+
+  // Gradient buckets over the last micro-batch's backward, by weight-gradient compute.
+  if (options.overlap && !program.micro_batches.empty()) {
+    const LayerRange last = program.micro_batches.back();
+    double total = 0;
+    for (size_t i = last.begin; i < last.end; ++i)
+      total += static_cast<double>(program.layers[i].weight_grad.compute.ps());
+    for (const size_t i : plan.iteration_layers) {
+      auto& comm = plan.layers[i].weight_grad.comm;
+      if (!comm || comm->role != CommRole::GradientReduction || total <= 0) continue;
+      std::vector<size_t> producers;
+      for (size_t k = last.begin; k < last.end; ++k)
+        if (program.layers[k].weight_grad.compute > Time::zero()) producers.push_back(k);
+      Bytes assigned = 0;
+      double before = 0;
+      for (const size_t k : producers) {
+        before += static_cast<double>(program.layers[k].weight_grad.compute.ps());
+        const Bytes upto =
+            k == producers.back()
+                ? comm->comm.bytes
+                : static_cast<Bytes>(static_cast<double>(comm->comm.bytes) * (before / total));
+        const Bytes bytes = upto - assigned;
+        assigned = upto;
+        plan.buckets.push_back(
+            {k, comm->comm.group, pricer.cost(comm->comm.kind, comm->comm.group, bytes)});
+      }
+    }
+  }
+
+  if (par.pp > 1) {
+    plan.transfer_bytes = workload.stage_boundary_bytes.value_or(0);
+    if (plan.transfer_bytes == 0)
+      plan.transfer_bytes = estimate_transfer_bytes(workload, diagnostics);
+    plan.transfer = pricer.transfer(plan.transfer_bytes);
+    plan.transfer_across_servers = pricer.transfer_across_servers();
+  }
+  return plan;
+}
+
+std::vector<LayerTiming> layer_timings(const Workload& workload, const IterationPlan& plan) {
+  std::vector<LayerTiming> rows;
+  rows.reserve(plan.layers.size());
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    const Layer& layer = workload.program.layers[i];
+    const PlannedLayer& p = plan.layers[i];
+    const auto phase = [](const PlannedPhase& planned) {
+      PhaseTiming t{planned.compute, std::nullopt};
+      if (planned.comm)
+        t.comm = CommTiming{planned.comm->comm, planned.comm->ranks, planned.comm->cost};
+      return t;
+    };
+    rows.push_back({layer.name, layer.line, 1, 0, phase(p.forward), phase(p.input_grad),
+                    phase(p.weight_grad)});
+  }
+  for (const PlannedLayer& p : plan.layers)
+    for (const size_t k : p.recompute)
+      ++rows[k].recomputes;
+  return rows;
+}
+
+}  // namespace orrery

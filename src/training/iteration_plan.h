@@ -1,0 +1,90 @@
+// The priced plan of one training iteration, shared by the event and analytical simulators:
+// every layer's compute and collectives with their costs on the cluster, the layers of each
+// (micro-batch, model chunk), the stage-to-stage transfer, and how the iteration-level rows run.
+//
+// Rules (documented in docs/event-mode.md):
+// - Collectives in the tensor, expert and pipeline groups block the compute stream. A layer's
+//   input-gradient collective overlaps its own weight-gradient compute when overlap is on.
+// - Weight-gradient collectives of micro-batch layers in a data-parallel group are asynchronous
+//   (own stream) when overlap is on.
+// - Iteration-level rows (before the first and after the last pass) run after the stage's last
+//   backward pass, in file order. Their weight-gradient reduce-scatters / all-reduces in a
+//   data-parallel group are the gradient reduction: with overlap they are split into buckets
+//   issued as the last micro-batch's backward produces each layer's gradients (in proportion to
+//   its weight-gradient compute). Their data-parallel all-gathers gather the updated parameters
+//   after the optimizer compute and end the iteration.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "core/diagnostics.h"
+#include "network/collective_cost.h"
+#include "training/simulation_options.h"
+#include "workload/result.h"
+#include "workload/workload.h"
+
+namespace orrery {
+
+enum class CommRole : uint8_t {
+  Blocking,           // the compute stream waits for it
+  Async,              // runs on its group's stream; awaited before the iteration-level rows
+  GradientReduction,  // iteration-level DP reduction (bucketed over the last backward if overlap)
+  ParameterGather,    // iteration-level DP all-gather after the optimizer
+};
+
+struct PlannedComm {
+  Communication comm;
+  int64_t ranks = 1;
+  Time cost;
+  CommRole role = CommRole::Blocking;
+};
+
+struct PlannedPhase {
+  Time compute;
+  std::optional<PlannedComm> comm;
+};
+
+struct PlannedLayer {
+  PlannedPhase forward, input_grad, weight_grad;
+  // Layers whose forward re-runs just before this layer's backward (activation recompute).
+  std::vector<size_t> recompute;
+};
+
+// A share of a gradient reduction, issued once `layer`'s weight gradient of the last
+// micro-batch is computed.
+struct GradientBucket {
+  size_t layer = 0;
+  CommGroup group = CommGroup::Data;
+  Time cost;
+};
+
+struct IterationPlan {
+  Parallelism parallelism;                         // as simulated (world-size override applied)
+  ScheduleKind schedule = ScheduleKind::OneFOneB;  // resolved, never Auto
+  int64_t chunks = 1;                              // model chunks per stage
+  bool overlap = true;
+
+  std::vector<PlannedLayer> layers;  // aligned with Program::layers
+  // chunk_layers[micro_batch][chunk]: layer indices in forward order.
+  std::vector<std::vector<std::vector<size_t>>> chunk_layers;
+  std::vector<size_t> iteration_layers;  // iteration-level rows, file order
+  std::vector<GradientBucket> buckets;   // empty without overlap
+
+  Bytes transfer_bytes = 0;  // per micro-batch per stage boundary, each direction
+  Time transfer;             // one such transfer
+  bool transfer_across_servers = false;
+
+  int64_t micro_batches() const { return static_cast<int64_t>(chunk_layers.size()); }
+};
+
+// Throws InputError when the parallelism does not fit the cluster or the world size.
+IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
+                             const SimulationOptions& options, Diagnostics& diagnostics);
+
+// Per-layer costs for the report: one row per workload layer.
+std::vector<LayerTiming> layer_timings(const Workload& workload, const IterationPlan& plan);
+
+}  // namespace orrery

@@ -1,0 +1,33 @@
+// Choices a user makes about how an iteration runs, shared by the simulators of this layer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orrery {
+
+enum class ScheduleKind {
+  Auto,         // interleaved when the workload has vpp > 1, else 1f1b
+  GPipe,        // all forward passes, then all backward passes
+  OneFOneB,     // PipeDream-flush / Megatron 1F1B
+  Interleaved,  // Megatron interleaved 1F1B over vpp model chunks per stage
+};
+
+std::string_view to_string(ScheduleKind kind);  // "auto", "gpipe", "1f1b", "interleaved"
+std::optional<ScheduleKind> parse_schedule(std::string_view name);
+
+struct SimulationOptions {
+  ScheduleKind schedule = ScheduleKind::Auto;
+  // Overlap communication with compute where Megatron does: data-parallel gradient reductions
+  // run on their own stream during the backward pass (bucketed over the last micro-batch, as
+  // with --overlap-grad-reduce), and each layer's input-gradient collective runs while its
+  // weight-gradient is computed. false: every collective blocks the compute stream.
+  bool overlap = true;
+  std::optional<int64_t> world_size;                  // --gpus: overrides the workload's
+  std::optional<std::vector<std::string>> placement;  // overrides the cluster's axis order
+};
+
+}  // namespace orrery

@@ -1,0 +1,208 @@
+#include "training/event_simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "formats/workload_reader.h"
+#include "synthetic_workloads.h"
+#include "training/analytical_simulator.h"
+
+namespace orrery {
+namespace {
+
+using testing::add_iteration_row;
+using testing::comm;
+using testing::layer;
+using testing::ms;
+using testing::test_cluster;
+using testing::uniform_workload;
+using testing::us;
+
+Result run_event(const Workload& w, const Cluster& c = test_cluster(), SimulationOptions o = {}) {
+  Diagnostics d;
+  return EventSimulator().simulate(w, c, o, d);
+}
+
+Result run_analytical(const Workload& w, const Cluster& c = test_cluster(),
+                      SimulationOptions o = {}) {
+  Diagnostics d;
+  return AnalyticalSimulator().simulate(w, c, o, d);
+}
+
+void expect_partitioned(const Result& r) {
+  for (const StageTiming& s : r.stages)
+    EXPECT_EQ(s.breakdown.total(), s.finish) << "stage " << s.stage;
+  EXPECT_EQ(r.breakdown.total(), r.iteration_time);
+}
+
+TEST(EventSimulator, OneStageWithoutOverlapIsTheSumOfComputeAndComm) {
+  // tp 8 (one server), dp 2 (two servers, one rank each). Per layer: fwd 10 us + TP all-reduce of
+  // 8 MB, ig 20 us + TP all-gather of 8 MB, wg 30 us + DP all-reduce of 4 MB.
+  //   TP all-reduce  = 2 * 7/8 * 8 MB / 100 GB/s = 140 us
+  //   TP all-gather  =     7/8 * 8 MB / 100 GB/s =  70 us
+  //   DP all-reduce  = 2 * 1/2 * 4 MB /  25 GB/s = 160 us   (one GPU per server: its 25 GB/s)
+  // 2 micro-batches x 3 layers, plus an optimizer row of 50 us:
+  //   6 * (10 + 20 + 30 + 140 + 70 + 160) + 50 = 2630 us.
+  Layer body = layer("l", us(10), us(20), us(30));
+  body.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Tensor, 8'000'000);
+  body.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, 8'000'000);
+  body.weight_grad.comm = comm(CollectiveKind::AllReduce, CommGroup::Data, 4'000'000);
+  Workload w = uniform_workload(1, 2, 3, body, 1, 8, 16);
+  add_iteration_row(w, layer("optimizer", us(50), Time::zero(), Time::zero()));
+  SimulationOptions serial;
+  serial.overlap = false;
+  const Result r = run_event(w, test_cluster(), serial);
+  EXPECT_EQ(r.iteration_time, us(2630));
+  EXPECT_EQ(r.breakdown.compute, us(6 * 60 + 50));
+  EXPECT_EQ(r.breakdown.exposed_comm.at(CommGroup::Tensor), us(6 * 210));
+  EXPECT_EQ(r.breakdown.exposed_comm.at(CommGroup::Data), us(6 * 160));
+  expect_partitioned(r);
+  EXPECT_EQ(run_analytical(w, test_cluster(), serial).iteration_time, us(2630));
+}
+
+TEST(EventSimulator, OverlapHidesCommBehindCompute) {
+  // Same workload with overlap: each DP all-reduce (160 us) runs on its own stream and the TP
+  // all-gather of the input gradient (70 us) runs beside the weight-gradient compute (30 us).
+  Layer body = layer("l", us(10), us(20), us(30));
+  body.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Tensor, 8'000'000);
+  body.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, 8'000'000);
+  body.weight_grad.comm = comm(CollectiveKind::AllReduce, CommGroup::Data, 4'000'000);
+  const Workload w = uniform_workload(1, 2, 3, body, 1, 8, 16);
+  SimulationOptions serial;
+  serial.overlap = false;
+  const Result overlapped = run_event(w);
+  const Result blocking = run_event(w, test_cluster(), serial);
+  EXPECT_LT(overlapped.iteration_time, blocking.iteration_time);
+  EXPECT_LE(overlapped.breakdown.exposed_comm.at(CommGroup::Data),
+            blocking.breakdown.exposed_comm.at(CommGroup::Data));
+  expect_partitioned(overlapped);
+}
+
+TEST(EventSimulator, OneFOneBBubbleOnUniformStages) {
+  // p = 4 stages, m = 8 micro-batches, F = 1 ms, B = 2 ms per stage, free transfers:
+  // iteration = (m + p - 1)(F + B) = 33 ms, bubble fraction (p - 1)/(m + p - 1) = 3/11.
+  const Workload w = uniform_workload(4, 8, 1, layer("l", ms(1), ms(1.5), ms(0.5)));
+  const Result r = run_event(w);
+  EXPECT_EQ(r.schedule, "1f1b");
+  EXPECT_EQ(r.iteration_time, ms(33));
+  EXPECT_EQ(r.breakdown.bubble, ms(9));
+  EXPECT_DOUBLE_EQ(r.breakdown.bubble / r.iteration_time, 3.0 / 11.0);
+  expect_partitioned(r);
+  EXPECT_EQ(run_analytical(w).iteration_time, ms(33));
+}
+
+TEST(EventSimulator, InterleavingDividesTheBubbleByTheChunks) {
+  // The same stage work split into v = 2 chunks (two layers of half the work each):
+  // bubble = (p - 1)(F + B)/v = 4.5 ms; iteration = m (F + B) + 4.5 ms = 28.5 ms.
+  const Workload w = uniform_workload(4, 8, 2, layer("l", ms(0.5), ms(0.75), ms(0.25)), 2);
+  const Result r = run_event(w);
+  EXPECT_EQ(r.schedule, "interleaved");
+  EXPECT_EQ(r.breakdown.bubble, ms(4.5));
+  EXPECT_EQ(r.iteration_time, ms(28.5));
+  expect_partitioned(r);
+  // And with v = 4 chunks: bubble 9/4 ms.
+  const Workload w4 = uniform_workload(4, 8, 4, layer("l", ms(0.25), ms(0.375), ms(0.125)), 4);
+  EXPECT_EQ(run_event(w4).breakdown.bubble, ms(2.25));
+}
+
+TEST(EventSimulator, TransfersSitOnTheCriticalPath) {
+  // 2 stages, 1 micro-batch, F = B = 1 ms per stage, an 8 MB transfer across servers (tp 8 puts
+  // the stages on different servers) at 25 GB/s = 320 us each way:
+  // F0 + t + F1 + B1 + t + B0 = 4 ms + 640 us.
+  Workload w = uniform_workload(2, 1, 1, layer("l", ms(1), ms(0.5), ms(0.5)), 1, 8, 16);
+  w.stage_boundary_bytes = 8'000'000;
+  const Result r = run_event(w);
+  EXPECT_EQ(r.iteration_time, ms(4.64));
+  EXPECT_EQ(r.breakdown.p2p, us(320));  // stage 0 waits for the returning gradient
+  expect_partitioned(r);
+  EXPECT_EQ(run_analytical(w).iteration_time, ms(4.64));
+}
+
+TEST(EventSimulator, RecomputeReRunsTheForwardBeforeTheBackward) {
+  // Layers a, b, c with forward 1, 2, 3 ms; checkpoint at a, trigger at c: a and b re-run.
+  Workload w;
+  w.name = "recompute";
+  w.parallelism = {1, 1, 1, 1, 1, 1};
+  for (const auto& [name, f] : {std::pair{"a", 1.0}, {"b", 2.0}, {"c", 3.0}})
+    w.program.layers.push_back(layer(name, ms(f), ms(1), ms(1)));
+  w.program.micro_batches = {{0, 3}};
+  w.program.after = {3, 3};
+  w.recompute = {{0}, {2}};
+  const Result r = run_event(w);
+  EXPECT_EQ(r.iteration_time, ms(6 + 6 + 3));
+  EXPECT_EQ(r.layers[0].recomputes, 1);
+  EXPECT_EQ(r.layers[2].recomputes, 0);
+}
+
+TEST(EventSimulator, GradientReductionOverlapNeverExposesMore) {
+  // A 400 MB data-parallel reduce-scatter listed before the passes (as AICB's grad_param_comm),
+  // dp = 2 across servers: 1/2 * 400 MB / 25 GB/s = 8 ms. With overlap it is bucketed over the
+  // last micro-batch's backward; without, it runs after it.
+  Workload w = uniform_workload(2, 4, 4, layer("l", ms(1), ms(1), ms(1)), 1, 8, 32);
+  Layer reduce = layer("grad_param_comm", Time::zero(), Time::zero(), Time::zero());
+  reduce.weight_grad.comm = comm(CollectiveKind::ReduceScatter, CommGroup::Data, 400'000'000);
+  w.program.layers.insert(w.program.layers.begin(), reduce);
+  for (LayerRange& r : w.program.micro_batches) {
+    ++r.begin;
+    ++r.end;
+  }
+  w.program.before = {0, 1};
+  w.program.after = {w.program.layers.size(), w.program.layers.size()};
+  SimulationOptions serial;
+  serial.overlap = false;
+  const Result blocking = run_event(w, test_cluster(), serial);
+  const Result overlapped = run_event(w);
+  EXPECT_EQ(blocking.breakdown.exposed_comm.at(CommGroup::Data), ms(8));
+  const auto it = overlapped.breakdown.exposed_comm.find(CommGroup::Data);
+  const Time exposed = it == overlapped.breakdown.exposed_comm.end() ? Time::zero() : it->second;
+  EXPECT_LE(exposed, ms(8));
+  EXPECT_LT(overlapped.iteration_time, blocking.iteration_time);
+  expect_partitioned(overlapped);
+}
+
+TEST(EventSimulator, EverySchedulePartitionsTimeAndNeverDeadlocks) {
+  for (const auto kind : {ScheduleKind::GPipe, ScheduleKind::OneFOneB, ScheduleKind::Interleaved})
+    for (int64_t p : {1, 2, 3, 4, 6})
+      for (int64_t m : {1, 2, 3, 4, 7, 8})
+        for (int64_t v : {1, 2, 3}) {
+          Workload w = uniform_workload(p, m, 3, layer("l", ms(1), ms(1), ms(0.5)), v);
+          w.stage_boundary_bytes = 1'000'000;
+          SimulationOptions o;
+          o.schedule = kind;
+          Result r;
+          ASSERT_NO_THROW(r = run_event(w, test_cluster(), o))
+              << to_string(kind) << " p" << p << " m" << m << " v" << v;
+          expect_partitioned(r);
+          EXPECT_GE(r.iteration_time, ms(2.5 * 3 * static_cast<double>(m)));
+        }
+}
+
+TEST(EventSimulator, MoreBandwidthNeverMakesTheSeedsSlower) {
+  for (const char* seed : {"gpt_tp8_pp16_ga16_1024gpus.txt", "moe_tp8_ep4_pp4_vpp8_128gpus.txt"}) {
+    Diagnostics d;
+    const Workload w = read_workload_file(std::string(ORRERY_SOURCE_DIR "/examples/simai/") + seed,
+                                          std::nullopt, d);
+    Cluster c = load_cluster("dgx-a100");
+    Time previous = Time::max();
+    for (const double scale : {1.0, 1.5, 2.0, 4.0}) {
+      Cluster faster = c;
+      faster.scale_up.bandwidth = c.scale_up.bandwidth * scale;
+      faster.nic.bandwidth = c.nic.bandwidth * scale;
+      const Result r = run_event(w, faster);
+      EXPECT_LE(r.iteration_time, previous) << seed << " x" << scale;
+      previous = r.iteration_time;
+      expect_partitioned(r);
+    }
+  }
+}
+
+TEST(EventSimulator, RejectsParallelismThatDoesNotFit) {
+  Workload w = uniform_workload(4, 2, 1, layer("l", ms(1), ms(1), ms(1)), 1, 8, 48);
+  w.parallelism.ep = 4;  // dp = 48 / 32 = 1 is not a multiple of ep
+  EXPECT_THROW(run_event(w), InputError);
+  w.parallelism.ep = 1;
+  w.parallelism.world_size = 40;  // not a multiple of tp * pp
+  EXPECT_THROW(run_event(w), InputError);
+}
+
+}  // namespace
+}  // namespace orrery

@@ -1,0 +1,70 @@
+// Workloads and clusters built in code for the training tests, so every expected figure can be
+// derived by hand from the numbers written here.
+#pragma once
+
+#include <string>
+
+#include "cluster/cluster.h"
+#include "workload/workload.h"
+
+namespace orrery::testing {
+
+inline Time ms(double v) {
+  return Time::from_seconds(v * 1e-3);
+}
+inline Time us(double v) {
+  return Time::from_seconds(v * 1e-6);
+}
+
+// Servers of 8 GPUs: 100 GB/s inside, 8 NICs of 25 GB/s (25 GB/s per GPU) between, no latency.
+inline Cluster test_cluster() {
+  Cluster c;
+  c.name = "test";
+  c.gpus_per_server = 8;
+  c.scale_up = {Bandwidth::gb_per_second(100), Time::zero(), 1.0};
+  c.nics_per_server = 8;
+  c.nic = {Bandwidth::gb_per_second(25), Time::zero(), 1.0};
+  return c;
+}
+
+inline Layer layer(const std::string& name, Time fwd, Time ig, Time wg) {
+  Layer l;
+  l.name = name;
+  l.forward.compute = fwd;
+  l.input_grad.compute = ig;
+  l.weight_grad.compute = wg;
+  return l;
+}
+
+// `micro_batches` identical passes of `layers_per_pass` copies of `body`, on `pp` stages with
+// `vpp` chunks, tp = 1 and dp = 1 unless `world` says otherwise.
+inline Workload uniform_workload(int64_t pp, int64_t micro_batches, int64_t layers_per_pass,
+                                 const Layer& body, int64_t vpp = 1, int64_t tp = 1,
+                                 int64_t world = 0) {
+  Workload w;
+  w.name = "synthetic";
+  w.source = "synthetic.txt";
+  w.parallelism = {tp, pp, 1, vpp, micro_batches, world > 0 ? world : tp * pp};
+  w.stage_boundary_bytes = 0;
+  for (int64_t mb = 0; mb < micro_batches; ++mb) {
+    const size_t begin = w.program.layers.size();
+    for (int64_t k = 0; k < layers_per_pass; ++k)
+      w.program.layers.push_back(body);
+    w.program.micro_batches.push_back({begin, w.program.layers.size()});
+  }
+  w.program.before = {0, 0};
+  w.program.after = {w.program.layers.size(), w.program.layers.size()};
+  return w;
+}
+
+// Appends an iteration-level row after the passes.
+inline void add_iteration_row(Workload& w, const Layer& row) {
+  w.program.layers.push_back(row);
+  w.program.after.end = w.program.layers.size();
+}
+
+inline Communication comm(CollectiveKind kind, CommGroup group, Bytes bytes) {
+  return {kind, group, bytes};
+}
+
+}  // namespace orrery::testing
