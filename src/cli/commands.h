@@ -1,0 +1,15 @@
+// The subcommands of the `orrery` executable. Each registers its options on the CLI11 app and
+// runs when selected; they only parse arguments and wire the layers together.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace orrery {
+
+// Registers a subcommand; the returned function runs it (after parsing) and gives the exit code.
+std::function<int()> add_simulate_command(CLI::App& app);
+std::function<int()> add_presets_command(CLI::App& app);
+
+}  // namespace orrery

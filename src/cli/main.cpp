@@ -1,0 +1,46 @@
+// The `orrery` command: argument parsing and wiring only.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+#include "cli/simai_flag_aliases.h"
+#include "core/diagnostics.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Orrery: simulates one iteration of large-scale distributed training and says where the "
+      "time goes.",
+      "orrery"};
+  app.set_version_flag("--version", "orrery 0.1.0");
+  app.require_subcommand(1);
+  std::map<std::string, std::function<int()>> commands = {
+      {"simulate", orrery::add_simulate_command(app)},
+      {"presets", orrery::add_presets_command(app)},
+  };
+  std::vector<std::string> args(argv + 1, argv + argc);
+  args = orrery::expand_simai_flag_aliases(std::move(args));
+  std::reverse(args.begin(), args.end());  // CLI11 consumes a reversed vector
+  try {
+    app.parse(args);
+    for (const auto& [name, run] : commands)
+      if (app.got_subcommand(name)) return run();
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "orrery: " << e.what() << " (see --help)\n";
+    return 2;
+  } catch (const orrery::InputError& e) {
+    std::cerr << "orrery: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "orrery: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,32 @@
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cluster/cluster.h"
+#include "cluster/cluster_presets.h"
+
+namespace orrery {
+
+std::function<int()> add_presets_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("presets", "List the built-in cluster presets");
+  auto show = std::make_shared<std::string>();
+  cmd->add_option("--show", *show,
+                  "Print the YAML of one preset (a starting point for your own file)");
+  return [show]() {
+    if (!show->empty()) {
+      const auto text = cluster_preset_text(*show);
+      if (!text) throw CLI::ValidationError("--show", "no preset named '" + *show + "'");
+      std::cout << *text;
+      return 0;
+    }
+    std::cout << "Cluster presets (use with --cluster NAME; --show NAME prints one):\n";
+    for (const std::string& name : cluster_preset_names()) {
+      const Cluster c = load_cluster(name);
+      std::cout << fmt::format("  {:<16}{}\n", name, c.description);
+    }
+    return 0;
+  };
+}
+
+}  // namespace orrery

@@ -1,0 +1,228 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "cli/commands.h"
+#include "cluster/cluster.h"
+#include "compat/simai_analytical.h"
+#include "core/diagnostics.h"
+#include "core/quantity.h"
+#include "core/text.h"
+#include "formats/workload_reader.h"
+#include "report/json_report.h"
+#include "report/layer_csv.h"
+#include "report/text_summary.h"
+#include "training/analytical_simulator.h"
+#include "training/event_simulator.h"
+
+namespace orrery {
+namespace {
+
+struct SimulateArgs {
+  std::string workload;
+  std::string format;
+  std::string cluster = "simai-default";
+  std::optional<int64_t> gpus;
+  std::string mode;  // empty: analytical with --compat, else event
+  std::string compat;
+  std::string schedule = "auto";
+  bool no_overlap = false;
+  std::string placement;
+  std::optional<std::string> nvlink_busbw, nic_busbw;
+  std::optional<int64_t> nics_per_server, gpus_per_server;
+  std::optional<double> dp_overlap, tp_overlap, ep_overlap, pp_overlap;
+  std::string run_name;
+  bool json = false;
+  std::string csv;
+  std::string output_dir;
+};
+
+// SimAI-style bandwidth flags take GiB/s when no unit is given.
+Bandwidth bandwidth_flag(const std::string& flag, const std::string& value) {
+  if (const auto number = parse_double(trim(value)))
+    return Bandwidth::gib_per_second(
+        *number > 0 ? *number : throw InputError(flag + ": expected a positive bandwidth"));
+  try {
+    return parse_bandwidth(value);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(flag + ": " + e.what());
+  }
+}
+
+Cluster cluster_for(const SimulateArgs& a) {
+  Cluster c = load_cluster(a.cluster);
+  if (a.nvlink_busbw)
+    c.scale_up = {bandwidth_flag("--nvlink-busbw", *a.nvlink_busbw), c.scale_up.latency, 1.0};
+  if (a.nic_busbw) c.nic = {bandwidth_flag("--nic-busbw", *a.nic_busbw), c.nic.latency, 1.0};
+  if (a.gpus_per_server) c.gpus_per_server = *a.gpus_per_server;
+  if (a.nics_per_server) c.nics_per_server = *a.nics_per_server;
+  if (!a.placement.empty()) c.placement = parse_placement(a.placement, "--placement");
+  return c;
+}
+
+void write_file(const std::filesystem::path& path,
+                const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError({path.string(), 0}, "cannot write output file");
+  write(out);
+  if (!out) throw InputError({path.string(), 0}, "error while writing output file");
+}
+
+int run_simulate(const SimulateArgs& a) {
+  Diagnostics diagnostics;
+  std::optional<WorkloadFormat> format;
+  if (!a.format.empty()) format = parse_workload_format(a.format);
+  const Workload workload = read_workload_file(a.workload, format, diagnostics);
+  const Cluster cluster = cluster_for(a);
+
+  Result result;
+  std::optional<simai::Report> simai_report;
+  const bool simai = a.compat == "simai";
+  const std::string mode = !a.mode.empty() ? a.mode : simai ? "analytical" : "event";
+  if (!simai && (a.dp_overlap || a.tp_overlap || a.ep_overlap || a.pp_overlap))
+    diagnostics.warn({},
+                     "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
+                     "--compat simai (the event mode models overlap itself; see --no-overlap)");
+  if (simai) {
+    if (mode != "analytical")
+      throw InputError("--compat simai reproduces SimAI's analytical mode; use --mode analytical");
+    if (workload.policy == "DATA")
+      throw InputError(
+          {workload.source, 1},
+          "--compat simai supports the HYBRID_TRANSFORMER policies; SimAI's analytical "
+          "report for DATA is not reproduced");
+    simai::Options o;
+    o.gpus = a.gpus.value_or(workload.parallelism.world_size);
+    o.nvlink_busbw = cluster.scale_up.effective().in_gib_per_second();
+    o.nic_busbw = cluster.nic.effective().in_gib_per_second();
+    o.gpus_per_server = cluster.gpus_per_server;
+    o.nics_per_server = cluster.nics_per_server;
+    o.dp_overlap = a.dp_overlap.value_or(0);
+    o.tp_overlap = a.tp_overlap.value_or(0);
+    o.ep_overlap = a.ep_overlap.value_or(0);
+    o.pp_overlap = a.pp_overlap.value_or(1);
+    simai_report = simai::run_analytical(workload, o, diagnostics);
+    result = simai::to_result(workload, o, *simai_report);
+    result.cluster = cluster.name;
+  } else {
+    SimulationOptions options;
+    options.schedule = *parse_schedule(a.schedule);
+    options.overlap = !a.no_overlap;
+    options.world_size = a.gpus;
+    std::unique_ptr<Simulator> simulator;
+    if (mode == "event")
+      simulator = std::make_unique<EventSimulator>();
+    else
+      simulator = std::make_unique<AnalyticalSimulator>();
+    result = simulator->simulate(workload, cluster, options, diagnostics);
+  }
+  result.warnings = diagnostics.warnings();
+
+  const std::string run_name = a.run_name.empty() ? workload.name + "-" : a.run_name;
+  const auto write_csv = [&](std::ostream& out) {
+    if (simai_report)
+      simai::write_end_to_end_csv(out, *simai_report, run_name);
+    else
+      write_layer_csv(out, result);
+  };
+  if (!a.csv.empty()) write_file(a.csv, write_csv);
+  if (!a.output_dir.empty()) {
+    const std::filesystem::path dir(a.output_dir);
+    std::error_code ec;
+    std::filesystem::create_directory(dir, ec);
+    if (!std::filesystem::is_directory(dir))
+      throw InputError({a.output_dir, 0}, "cannot create output directory");
+    write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, result); });
+    write_file(dir / "summary.txt", [&](std::ostream& out) { write_text_summary(out, result); });
+    write_file(dir / (simai_report ? run_name + "EndToEnd.csv" : std::string("layers.csv")),
+               write_csv);
+  }
+  if (a.json)
+    write_json(std::cout, result);
+  else
+    write_text_summary(std::cout, result);
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_simulate_command(CLI::App& app) {
+  auto args = std::make_shared<SimulateArgs>();
+  auto* cmd =
+      app.add_subcommand("simulate", "Simulate one training iteration of a workload on a cluster");
+  cmd->footer(
+      "Examples:\n"
+      "  orrery simulate examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt --cluster dgx-a100\n"
+      "  orrery simulate W.txt --mode analytical --compat simai --csv EndToEnd.csv\n"
+      "  orrery simulate W.txt --json\n\n"
+      "SimAI's own flag spellings are accepted too: -g, -nv, -nic, -n_p_s, -g_p_s, -dp_o, -tp_o,\n"
+      "-ep_o, -pp_o, -r. Exit status: 0 success, 2 bad input or flags.");
+  cmd->add_option("workload", args->workload, "Workload file")->required();
+  std::vector<std::string> formats;
+  for (const auto name : workload_format_names())
+    formats.emplace_back(name);
+  cmd->add_option("--format", args->format,
+                  "Workload format, detected from the content if omitted: " +
+                      CLI::detail::join(formats, ", "))
+      ->check(CLI::IsMember(formats));
+  cmd->add_option("--cluster", args->cluster,
+                  "Cluster preset name (see `orrery presets`) or YAML file")
+      ->capture_default_str();
+  cmd->add_option("-g,--gpus", args->gpus, "World size (GPUs); default: the workload's all_gpus")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--mode", args->mode,
+                  "event: discrete-event simulation with real pipeline schedules (the default); "
+                  "analytical: closed form (the default with --compat)")
+      ->check(CLI::IsMember({"event", "analytical"}));
+  cmd->add_option("--compat", args->compat,
+                  "Reproduce a peer's numbers exactly: simai (SimAI 1.7 SimAI_analytical; implies "
+                  "--mode analytical)")
+      ->check(CLI::IsMember({"simai"}));
+  cmd->add_option(
+         "--schedule", args->schedule,
+         "Pipeline schedule: auto (interleaved if vpp > 1, else 1f1b), gpipe, 1f1b, interleaved")
+      ->check(CLI::IsMember({"auto", "gpipe", "1f1b", "interleaved"}))
+      ->capture_default_str();
+  cmd->add_flag("--no-overlap", args->no_overlap,
+                "Every collective blocks compute: no gradient-reduction overlap with the backward "
+                "pass, no input-gradient collective behind weight-gradient compute");
+  cmd->add_option(
+      "--placement", args->placement,
+      "Rank placement, parallel axes innermost first (default: the cluster's, tp,ep,dp,pp)");
+  cmd->add_option(
+      "--nvlink-busbw", args->nvlink_busbw,
+      "Override the intra-server bandwidth per GPU (GiB/s, or with a unit: '300 GB/s')");
+  cmd->add_option("--nic-busbw", args->nic_busbw,
+                  "Override the bandwidth per NIC (GiB/s, or with a unit)");
+  cmd->add_option("--nics-per-server", args->nics_per_server, "Override NICs per server")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus-per-server", args->gpus_per_server, "Override GPUs per server")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--dp-overlap", args->dp_overlap,
+                  "SimAI mode: fraction of data-parallel comm hidden (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--tp-overlap", args->tp_overlap,
+                  "SimAI mode: fraction of tensor-parallel comm hidden (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--ep-overlap", args->ep_overlap,
+                  "SimAI mode: fraction of expert-parallel comm hidden (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--pp-overlap", args->pp_overlap,
+                  "SimAI mode: SimAI's PP-comm ratio (default 1, which makes it 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option(
+      "--run-name", args->run_name,
+      "SimAI mode: the 'File name' column of EndToEnd.csv (default: workload name + '-')");
+  cmd->add_flag("--json", args->json, "Print one JSON object instead of the summary");
+  cmd->add_option("--csv", args->csv,
+                  "Write the per-layer table here (in SimAI mode: SimAI's EndToEnd.csv layout)");
+  cmd->add_option("-o,--output-dir", args->output_dir,
+                  "Write result.json, summary.txt and the per-layer CSV into this directory");
+  return [args]() { return run_simulate(*args); };
+}
+
+}  // namespace orrery

@@ -1,0 +1,72 @@
+#include "report/json_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+namespace orrery {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json exposed(const Breakdown& b) {
+  Json j = Json::object();
+  for (const CommGroup g :
+       {CommGroup::Tensor, CommGroup::Expert, CommGroup::Data, CommGroup::ExpertData})
+    j[std::string(to_string(g))] = 0.0;
+  for (const auto& [group, time] : b.exposed_comm)
+    j[std::string(to_string(group))] = time.seconds();
+  return j;
+}
+
+Json breakdown(const Breakdown& b) {
+  return Json{{"compute", b.compute.seconds()},
+              {"exposed_comm", exposed(b)},
+              {"bubble", b.bubble.seconds()},
+              {"p2p", b.p2p.seconds()}};
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const Result& r) {
+  const Parallelism& p = r.parallelism;
+  Json j;
+  j["mode"] = r.mode;
+  j["schedule"] = r.schedule;
+  j["workload"] = r.workload;
+  j["cluster"] = r.cluster;
+  j["parallelism"] = {{"world_size", p.world_size},
+                      {"tp", p.tp},
+                      {"pp", p.pp},
+                      {"dp", p.dp()},
+                      {"ep", p.ep},
+                      {"vpp", p.vpp},
+                      {"micro_batches", p.micro_batches}};
+  j["iteration_time_s"] = r.iteration_time.seconds();
+  j["breakdown_s"] = breakdown(r.breakdown);
+  j["critical_stage"] = r.critical_stage;
+  Json stages = Json::array();
+  for (const StageTiming& s : r.stages) {
+    stages.push_back(
+        {{"stage", s.stage},
+         {"finish_s", s.finish.seconds()},
+         {"busy_fraction",
+          r.iteration_time > Time::zero() ? s.breakdown.compute / r.iteration_time : 0.0},
+         {"breakdown_s", breakdown(s.breakdown)}});
+  }
+  j["stages"] = std::move(stages);
+  if (r.peer) {
+    Json peer = Json::object();
+    for (const auto& [name, value] : r.peer->values)
+      peer[name] = value;
+    j[r.peer->peer] = std::move(peer);
+  }
+  j["simulated_tasks"] = r.simulated_tasks;
+  Json warnings = Json::array();
+  for (const Warning& w : r.warnings)
+    warnings.push_back(w.to_string());
+  j["warnings"] = std::move(warnings);
+  out << j.dump(2) << "\n";
+}
+
+}  // namespace orrery

@@ -1,0 +1,77 @@
+#include "report/text_summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+namespace orrery {
+
+std::string format_duration(Time t) {
+  const int64_t ps = t.ps() < 0 ? -t.ps() : t.ps();
+  if (ps == 0) return "0 s";
+  static constexpr std::pair<int64_t, const char*> kUnits[] = {
+      {1'000'000'000'000, "s"}, {1'000'000'000, "ms"}, {1'000'000, "us"}, {1'000, "ns"}};
+  for (const auto& [scale, unit] : kUnits) {
+    if (ps < scale && scale != 1'000) continue;
+    const double v = static_cast<double>(t.ps()) / static_cast<double>(scale);
+    const double a = v < 0 ? -v : v;
+    return fmt::format("{:.{}f} {}", v, a >= 100 ? 1 : a >= 10 ? 2 : 3, unit);
+  }
+  return "0 s";
+}
+
+namespace {
+
+std::string share(Time part, Time total) {
+  return total > Time::zero() ? fmt::format("{:6.2f} %", 100.0 * (part / total)) : "";
+}
+
+}  // namespace
+
+void write_text_summary(std::ostream& out, const Result& r) {
+  const Parallelism& p = r.parallelism;
+  out << fmt::format("Orrery {} simulation{}\n", r.mode,
+                     r.schedule.empty() ? "" : ", " + r.schedule + " pipeline schedule");
+  out << fmt::format("  workload   {}\n", r.workload);
+  out << fmt::format(
+      "  parallel   TP {} x PP {} x DP {} ({} GPUs), EP {}, VPP {}, {} micro-batches\n", p.tp, p.pp,
+      p.dp(), p.world_size, p.ep, p.vpp, p.micro_batches);
+  if (!r.cluster.empty()) out << fmt::format("  cluster    {}\n", r.cluster);
+  out << "\n";
+
+  const Breakdown& b = r.breakdown;
+  const Time total = r.iteration_time;
+  const auto line = [&](const std::string& label, Time t) {
+    out << fmt::format("  {:<26}{:>12}  {}\n", label, format_duration(t), share(t, total));
+  };
+  out << fmt::format("  {:<26}{:>12}\n", "iteration time", format_duration(total));
+  line("  compute", b.compute);
+  for (const auto& [group, time] : b.exposed_comm)
+    if (time > Time::zero()) line(fmt::format("  exposed {} comm", to_string(group)), time);
+  if (b.bubble > Time::zero() || p.pp > 1) line("  pipeline bubble", b.bubble);
+  if (b.p2p > Time::zero()) line("  stage-to-stage transfers", b.p2p);
+
+  if (r.stages.size() > 1) {
+    const auto busy = [&](const StageTiming& s) { return s.breakdown.compute / total; };
+    const auto [lo, hi] = std::minmax_element(
+        r.stages.begin(), r.stages.end(),
+        [&](const StageTiming& a, const StageTiming& c) { return busy(a) < busy(c); });
+    out << fmt::format(
+        "\n  critical stage {} of {}; compute busy {:.1f} % (stage {}) to {:.1f} % (stage {})\n",
+        r.critical_stage, r.stages.size(), 100 * busy(*lo), lo->stage, 100 * busy(*hi), hi->stage);
+  }
+  if (r.peer) {
+    out << fmt::format("\n  {} figures:\n", r.peer->peer);
+    for (const auto& [name, value] : r.peer->values)
+      out << fmt::format("    {:<20}{:>14.0f}\n", name, value);
+  }
+  if (r.simulated_tasks > 0) out << fmt::format("\n  {} tasks simulated\n", r.simulated_tasks);
+  if (!r.warnings.empty()) {
+    out << fmt::format("\nwarnings ({}):\n", r.warnings.size());
+    for (const Warning& w : r.warnings)
+      out << "  " << w.to_string() << "\n";
+  }
+}
+
+}  // namespace orrery

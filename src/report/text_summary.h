@@ -1,0 +1,19 @@
+// The human-readable summary printed by `orrery simulate`: what was simulated, the iteration
+// time and its breakdown (each figure with its unit and share), stage balance, and warnings.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "core/time.h"
+#include "workload/result.h"
+
+namespace orrery {
+
+void write_text_summary(std::ostream& out, const Result& result);
+
+// "14.772 s", "290.1 ms", "15.0 us", "0 s": four significant digits in the largest unit below
+// the value.
+std::string format_duration(Time t);
+
+}  // namespace orrery

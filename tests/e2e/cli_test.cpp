@@ -1,0 +1,261 @@
+// End-to-end tests: run the `orrery` binary as a user would and compare with the reference
+// outputs of SimAI 1.7 (tests/golden/simai/, copied from shared/reference/simai/).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <algorithm>
+#include <cmath>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBinary = ORRERY_BINARY;
+const std::string kSource = ORRERY_SOURCE_DIR;
+const std::string kSeed001 = kSource + "/examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt";
+const std::string kSeed003 = kSource + "/examples/simai/moe_tp8_ep4_pp4_vpp8_128gpus.txt";
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs `orrery <args>` in `dir` (a fresh temporary directory by default).
+CliRun orrery(const std::string& args) {
+  static int counter = 0;
+  const fs::path err_file =
+      fs::temp_directory_path() /
+      ("orrery_e2e_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  CliRun run;
+  FILE* pipe = ::popen((kBinary + " " + args + " 2>" + err_file.string()).c_str(), "r");
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    run.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_file);
+  run.err.assign(std::istreambuf_iterator<char>(err), {});
+  fs::remove(err_file);
+  return run;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+class TempDir {
+ public:
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              ("orrery_e2e_" + std::to_string(::getpid()) + "_" + std::to_string(next_++))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  static inline int next_ = 0;
+  fs::path path_;
+};
+
+std::vector<std::vector<std::string>> csv_cells(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    std::string cell;
+    while (std::getline(fields, cell, ','))
+      cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// Compares every cell and names the first that differs, then demands byte equality.
+void expect_same_csv(const std::string& actual, const std::string& golden) {
+  const auto a = csv_cells(actual), g = csv_cells(golden);
+  ASSERT_EQ(a.size(), g.size()) << "row count";
+  for (size_t r = 0; r < g.size(); ++r) {
+    ASSERT_EQ(a[r].size(), g[r].size()) << "row " << r + 1;
+    for (size_t c = 0; c < g[r].size(); ++c)
+      ASSERT_EQ(a[r][c], g[r][c]) << "row " << r + 1 << " column " << c + 1 << " (" << g[r][0]
+                                  << ")";
+  }
+  EXPECT_EQ(actual, golden);
+}
+
+TEST(SimaiCompat, Seed003MatchesSimaiEndToEndCsv) {
+  TempDir dir;
+  const fs::path csv = dir.path() / "out.csv";
+  const CliRun r =
+      orrery("simulate " + kSeed003 +
+             " --mode analytical --compat simai --run-name seed003- --csv " + csv.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_same_csv(read_file(csv), read_file(kSource + "/tests/golden/simai/seed003-EndToEnd.csv"));
+}
+
+TEST(SimaiCompat, Seed001WithDefaultVppMatchesSimaiWithVppOne) {
+  TempDir dir;
+  const fs::path csv = dir.path() / "out.csv";
+  const CliRun r =
+      orrery("simulate " + kSeed001 +
+             " --mode analytical --compat simai --run-name seed001_vpp1- --csv " + csv.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_same_csv(read_file(csv),
+                  read_file(kSource + "/tests/golden/simai/seed001_vpp1-EndToEnd.csv"));
+}
+
+TEST(SimaiCompat, JsonCarriesSimaiSummaryColumns) {
+  const CliRun r = orrery("simulate " + kSeed003 + " --compat simai --json");  // implies analytical
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // The golden summary line: 7582, 0, 2903, 3641, 0, 16934, 40829, 14126, 71889 (us, rounded).
+  const auto us = [&](const char* key) { return std::llround(j["simai"][key].get<double>()); };
+  EXPECT_EQ(us("total_us"), 71889);
+  EXPECT_EQ(us("expose_dp_us"), 7582);
+  EXPECT_EQ(us("expose_dp_ep_us"), 0);
+  EXPECT_EQ(us("expose_tp_us"), 2903);
+  EXPECT_EQ(us("expose_ep_us"), 3641);
+  EXPECT_EQ(us("expose_pp_us"), 0);
+  EXPECT_EQ(us("bubble_us"), 16934);
+  EXPECT_EQ(us("total_comp_us"), 40829);
+  EXPECT_EQ(us("total_exposed_us"), 14126);
+  EXPECT_NEAR(j["iteration_time_s"].get<double>(), 0.071889, 1e-6);
+  const auto& b = j["breakdown_s"];
+  EXPECT_NEAR(b["compute"].get<double>(), 0.040829, 1e-6);
+  EXPECT_NEAR(b["exposed_comm"]["dp"].get<double>(), 0.007582, 1e-6);
+  EXPECT_NEAR(b["bubble"].get<double>(), 0.016934, 1e-6);
+  ASSERT_EQ(j["warnings"].size(), 2u);
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("optimizer3, optimizer4"), std::string::npos);
+}
+
+TEST(SimaiCompat, SimaiSpelledFlagsGiveTheSameAnswer) {
+  TempDir dir;
+  const fs::path csv = dir.path() / "out.csv";
+  const CliRun r = orrery("simulate " + kSeed003 +
+                          " --mode analytical --compat simai -g 128 -nv 360 -nic 48.5 -n_p_s 8 "
+                          "-g_p_s 8 -r seed003- --csv " +
+                          csv.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(csv), read_file(kSource + "/tests/golden/simai/seed003-EndToEnd.csv"));
+}
+
+TEST(EventMode, SeedsRunAndTheBreakdownAddsUp) {
+  for (const std::string& seed : {kSeed001, kSeed003}) {
+    for (const std::string cluster : {"simai-default", "dgx-a100", "hgx-h100"}) {
+      const CliRun r = orrery("simulate " + seed + " --cluster " + cluster + " --json");
+      ASSERT_EQ(r.status, 0) << r.err;
+      const auto j = nlohmann::json::parse(r.out);
+      const auto& b = j["breakdown_s"];
+      double sum = b["compute"].get<double>() + b["bubble"].get<double>() + b["p2p"].get<double>();
+      for (const auto& [group, seconds] : b["exposed_comm"].items())
+        sum += seconds.get<double>();
+      EXPECT_NEAR(sum, j["iteration_time_s"].get<double>(), 1e-9) << seed << " on " << cluster;
+      EXPECT_EQ(j["mode"], "event");
+    }
+  }
+}
+
+TEST(EventMode, Seed001ComputeMatchesTheListing) {
+  // SimAI and Orrery agree on the compute a stage does: 7,213,232 us (the listing's sum).
+  const CliRun r = orrery("simulate " + kSeed001 + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["breakdown_s"]["compute"].get<double>(), 7.213232, 1e-6);
+  EXPECT_EQ(j["schedule"], "1f1b");
+  EXPECT_EQ(j["stages"].size(), 16u);
+  // 1F1B with p = 16, m = 16: the bubble is close to (p-1)/(m+p-1) = 15/31 of the iteration.
+  EXPECT_NEAR(j["breakdown_s"]["bubble"].get<double>() / j["iteration_time_s"].get<double>(),
+              15.0 / 31, 0.02);
+}
+
+TEST(Cli, OutputDirectoryHoldsExactlyTheResultFiles) {
+  TempDir dir;
+  const fs::path out = dir.path() / "results";
+  const CliRun r = orrery("simulate " + kSeed003 + " -o " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(out))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"layers.csv", "result.json", "summary.txt"}));
+  EXPECT_NE(read_file(out / "layers.csv").find("mlp_moelayer_3,"), std::string::npos);
+}
+
+TEST(Cli, MalformedWorkloadIsOneLineAndExitTwo) {
+  TempDir dir;
+  const fs::path bad = dir.path() / "bad.txt";
+  std::ofstream(bad) << "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 pp: 2\n1\n"
+                        "embedding_layer -1 10 NONE 0 1 NONE 0 1 NONE 0\n";
+  const CliRun r = orrery("simulate " + bad.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "orrery: " + bad.string() +
+                ":3: expected 12 fields (name, dependency, fwd compute, "
+                "fwd comm type, fwd comm size, ig compute, ig comm type, ig comm size, wg compute, "
+                "wg comm type, wg comm size, wg update time), found 11\n");
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Cli, UnknownFormatClusterAndFlagsAreExitTwo) {
+  TempDir dir;
+  const fs::path dot = dir.path() / "g.txt";
+  std::ofstream(dot) << "digraph { a -> b }\n";
+  CliRun r = orrery("simulate " + dot.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(":1: expected a workload in a known format"), std::string::npos) << r.err;
+  r = orrery("simulate " + kSeed003 + " --cluster nowhere");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("expected a preset (dgx-a100, hgx-h100, simai-default)"), std::string::npos);
+  r = orrery("simulate " + kSeed003 + " --mode quantum");
+  EXPECT_EQ(r.status, 2);
+  r = orrery("simulate " + kSeed003 + " --mode event --compat simai");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("use --mode analytical"), std::string::npos) << r.err;
+  r = orrery("simulate " + kSeed003 + " --gpus 100");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("world size 100 is not a multiple of tp * pp = 32"), std::string::npos)
+      << r.err;
+  r = orrery("simulate /no/such/file.txt");
+  EXPECT_EQ(r.status, 2);
+}
+
+TEST(Cli, HelpAndPresets) {
+  CliRun r = orrery("simulate --help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* option : {"--format", "--cluster", "--gpus", "--mode", "--compat", "--schedule",
+                             "--no-overlap", "--json", "--csv", "--output-dir", "--nvlink-busbw"})
+    EXPECT_NE(r.out.find(option), std::string::npos) << option;
+  r = orrery("presets");
+  EXPECT_EQ(r.status, 0);
+  for (const char* name : {"simai-default", "dgx-a100", "hgx-h100"})
+    EXPECT_NE(r.out.find(name), std::string::npos);
+  r = orrery("presets --show dgx-a100");
+  EXPECT_NE(r.out.find("nic_bandwidth: 200 Gb/s"), std::string::npos);
+}
+
+TEST(Cli, ClusterFileFromTheUser) {
+  TempDir dir;
+  const fs::path yaml = dir.path() / "mine.yaml";
+  std::ofstream(yaml) << read_file(kSource + "/data/presets/clusters/dgx-a100.yaml");
+  const CliRun from_file =
+      orrery("simulate " + kSeed003 + " --cluster " + yaml.string() + " --json");
+  const CliRun preset = orrery("simulate " + kSeed003 + " --cluster dgx-a100 --json");
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  EXPECT_EQ(nlohmann::json::parse(from_file.out)["iteration_time_s"],
+            nlohmann::json::parse(preset.out)["iteration_time_s"]);
+}
+
+}  // namespace
