@@ -5,16 +5,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "formats/neusight_table.h"
 #include "formats/simai_text.h"
+#include "formats/torchviz_dot.h"
 
 namespace orrery {
 
 std::vector<std::string_view> workload_format_names() {
-  return {"simai"};
+  return {"simai", "neusight", "torchviz"};
 }
 
 std::optional<WorkloadFormat> parse_workload_format(std::string_view name) {
   if (name == "simai") return WorkloadFormat::SimaiText;
+  if (name == "neusight") return WorkloadFormat::NeusightTable;
+  if (name == "torchviz") return WorkloadFormat::TorchvizDot;
   return std::nullopt;
 }
 
@@ -22,17 +26,28 @@ std::string_view to_string(WorkloadFormat format) {
   switch (format) {
     case WorkloadFormat::SimaiText:
       return "simai";
+    case WorkloadFormat::NeusightTable:
+      return "neusight";
+    case WorkloadFormat::TorchvizDot:
+      return "torchviz";
   }
   return "?";
 }
 
 std::optional<WorkloadFormat> detect_workload_format(std::string_view content) {
   if (looks_like_simai_text(content)) return WorkloadFormat::SimaiText;
+  if (looks_like_neusight_table(content)) return WorkloadFormat::NeusightTable;
+  if (looks_like_torchviz_dot(content)) return WorkloadFormat::TorchvizDot;
   return std::nullopt;
 }
 
 Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
                             Diagnostics& diagnostics) {
+  return read_workload_file(path, forced, ReaderOptions{}, diagnostics);
+}
+
+Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
+                            const ReaderOptions& options, Diagnostics& diagnostics) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError({path, 0}, std::string("cannot open workload: ") + std::strerror(errno));
@@ -44,11 +59,16 @@ Workload read_workload_file(const std::string& path, std::optional<WorkloadForma
   const auto format = forced ? forced : detect_workload_format(content);
   if (!format)
     throw InputError({path, 1},
-                     "expected a workload in a known format (simai: SimAI/AICB layer-wise text); "
-                     "use --format to name it");
+                     "expected a workload in a known format (simai: SimAI/AICB layer-wise text; "
+                     "neusight: NeuSight operator table; torchviz: torchviz autograd graph in "
+                     "DOT); use --format to name it");
   switch (*format) {
     case WorkloadFormat::SimaiText:
       return read_simai_text(path, content, diagnostics);
+    case WorkloadFormat::NeusightTable:
+      return read_neusight_table(path, content, options, diagnostics);
+    case WorkloadFormat::TorchvizDot:
+      return read_torchviz_dot(path, content, options, diagnostics);
   }
   throw InputError({path, 0}, "unsupported format");
 }

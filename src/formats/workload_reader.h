@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "core/diagnostics.h"
+#include "formats/reader_options.h"
 #include "workload/workload.h"
 
 namespace orrery {
 
-enum class WorkloadFormat { SimaiText };
+enum class WorkloadFormat { SimaiText, NeusightTable, TorchvizDot };
 
-// Names accepted by --format, in order: {"simai"}.
+// Names accepted by --format, in order: {"simai", "neusight", "torchviz"}.
 std::vector<std::string_view> workload_format_names();
 std::optional<WorkloadFormat> parse_workload_format(std::string_view name);
 std::string_view to_string(WorkloadFormat format);
@@ -26,5 +27,8 @@ std::optional<WorkloadFormat> detect_workload_format(std::string_view content);
 // unrecognised content and malformed input.
 Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
                             Diagnostics& diagnostics);
+// The same with the user's reader options (formats that leave things out).
+Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
+                            const ReaderOptions& options, Diagnostics& diagnostics);
 
 }  // namespace orrery
