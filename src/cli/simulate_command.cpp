@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cluster/cluster.h"
@@ -15,8 +16,10 @@
 #include "formats/workload_reader.h"
 #include "report/json_report.h"
 #include "report/layer_csv.h"
+#include "report/op_table.h"
 #include "report/text_summary.h"
 #include "training/analytical_simulator.h"
+#include "training/compute_pricing.h"
 #include "training/event_simulator.h"
 
 namespace orrery {
@@ -36,6 +39,12 @@ struct SimulateArgs {
   std::optional<int64_t> nics_per_server, gpus_per_server;
   std::optional<double> dp_overlap, tp_overlap, ep_overlap, pp_overlap;
   std::string run_name;
+  // Operator-level formats.
+  std::string device;
+  std::optional<int64_t> dp, ep, layers;
+  std::string graph_config;
+  std::optional<double> backward_ratio;
+  std::string comm_dtype;
   bool json = false;
   std::string csv;
   std::string output_dir;
@@ -72,12 +81,60 @@ void write_file(const std::filesystem::path& path,
   if (!out) throw InputError({path.string(), 0}, "error while writing output file");
 }
 
+ReaderOptions reader_options(const SimulateArgs& a) {
+  ReaderOptions o;
+  o.layers = a.layers;
+  o.backward_ratio = a.backward_ratio;
+  if (!a.comm_dtype.empty()) o.comm_dtype = parse_dtype(a.comm_dtype);
+  o.graph_config = a.graph_config;
+  o.ep = a.ep.value_or(1);
+  return o;
+}
+
+// Options that the workload's format does not use are reported, not silently dropped.
+void warn_unused_options(const SimulateArgs& a, const Workload& w, Diagnostics& diagnostics) {
+  const auto unused = [&](bool given, const std::string& flag, const std::string& format) {
+    if (given && w.format != format)
+      diagnostics.warn({}, flag + " applies to " + format + " workloads only; ignored");
+  };
+  unused(a.layers.has_value(), "--layers", "neusight");
+  unused(a.backward_ratio.has_value(), "--backward-ratio", "neusight");
+  unused(!a.comm_dtype.empty(), "--comm-dtype", "neusight");
+  unused(!a.graph_config.empty(), "--graph-config", "torchviz");
+  unused(a.ep.has_value(), "--ep", "torchviz");
+}
+
+// The world size when the file gives none: --dp (or --gpus), else one server of the cluster.
+std::optional<int64_t> world_size_for(const SimulateArgs& a, const Workload& w,
+                                      const Cluster& cluster, Diagnostics& diagnostics) {
+  const Parallelism& p = w.parallelism;
+  if (a.dp && a.gpus) throw InputError("--dp and --gpus both set the world size; give one");
+  if (a.dp) return *a.dp * p.tp * p.pp;
+  if (a.gpus || w.world_size_from_file) return a.gpus;
+  const int64_t gpus = cluster.gpus_per_server;
+  diagnostics.warn({},
+                   "the workload does not say how many GPUs run it; data-parallel over one "
+                   "server of '" +
+                       cluster.name + "' (" + std::to_string(gpus) + " GPUs; use --dp)");
+  return std::max(gpus, p.ep) * p.tp * p.pp;
+}
+
 int run_simulate(const SimulateArgs& a) {
   Diagnostics diagnostics;
   std::optional<WorkloadFormat> format;
   if (!a.format.empty()) format = parse_workload_format(a.format);
-  const Workload workload = read_workload_file(a.workload, format, diagnostics);
+  Workload workload = read_workload_file(a.workload, format, reader_options(a), diagnostics);
+  warn_unused_options(a, workload, diagnostics);
   const Cluster cluster = cluster_for(a);
+  const std::optional<int64_t> world_size = world_size_for(a, workload, cluster, diagnostics);
+  std::string device;
+  if (has_compute_demands(workload)) {
+    const Device d = compute_device(cluster, a.device, diagnostics);
+    price_compute(workload, d);
+    device = d.name;
+  } else if (!a.device.empty()) {
+    diagnostics.warn({}, "--device: the workload gives its compute times; no device model applies");
+  }
 
   Result result;
   std::optional<simai::Report> simai_report;
@@ -88,6 +145,9 @@ int run_simulate(const SimulateArgs& a) {
                      "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
                      "--compat simai (the event mode models overlap itself; see --no-overlap)");
   if (simai) {
+    if (workload.format != "simai")
+      throw InputError("--compat simai reproduces SimAI on SimAI workloads; this one is " +
+                       workload.format);
     if (mode != "analytical")
       throw InputError("--compat simai reproduces SimAI's analytical mode; use --mode analytical");
     if (workload.policy == "DATA")
@@ -112,7 +172,7 @@ int run_simulate(const SimulateArgs& a) {
     SimulationOptions options;
     options.schedule = *parse_schedule(a.schedule);
     options.overlap = !a.no_overlap;
-    options.world_size = a.gpus;
+    options.world_size = world_size;
     std::unique_ptr<Simulator> simulator;
     if (mode == "event")
       simulator = std::make_unique<EventSimulator>();
@@ -120,12 +180,22 @@ int run_simulate(const SimulateArgs& a) {
       simulator = std::make_unique<AnalyticalSimulator>();
     result = simulator->simulate(workload, cluster, options, diagnostics);
   }
+  result.device = device;
+  result.model = workload.model;
   result.warnings = diagnostics.warnings();
+  const bool operators = has_operator_rows(workload);
+  std::ostringstream details;
+  if (operators) write_op_kind_table(details, workload, result);
+  const auto write_summary = [&](std::ostream& out) {
+    write_text_summary(out, result, details.str());
+  };
 
   const std::string run_name = a.run_name.empty() ? workload.name + "-" : a.run_name;
   const auto write_csv = [&](std::ostream& out) {
     if (simai_report)
       simai::write_end_to_end_csv(out, *simai_report, run_name);
+    else if (operators)
+      write_op_csv(out, workload, result);
     else
       write_layer_csv(out, result);
   };
@@ -137,14 +207,16 @@ int run_simulate(const SimulateArgs& a) {
     if (!std::filesystem::is_directory(dir))
       throw InputError({a.output_dir, 0}, "cannot create output directory");
     write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, result); });
-    write_file(dir / "summary.txt", [&](std::ostream& out) { write_text_summary(out, result); });
-    write_file(dir / (simai_report ? run_name + "EndToEnd.csv" : std::string("layers.csv")),
+    write_file(dir / "summary.txt", write_summary);
+    write_file(dir / (simai_report ? run_name + "EndToEnd.csv"
+                      : operators  ? std::string("ops.csv")
+                                   : std::string("layers.csv")),
                write_csv);
   }
   if (a.json)
     write_json(std::cout, result);
   else
-    write_text_summary(std::cout, result);
+    write_summary(std::cout);
   return 0;
 }
 
@@ -158,7 +230,9 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       "Examples:\n"
       "  orrery simulate examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt --cluster dgx-a100\n"
       "  orrery simulate W.txt --mode analytical --compat simai --csv EndToEnd.csv\n"
-      "  orrery simulate W.txt --json\n\n"
+      "  orrery simulate W.txt --json\n"
+      "  orrery simulate examples/torchviz/moe_qformer_b4_s45.dot --cluster dgx-a100 --dp 8\n"
+      "  orrery simulate examples/neusight/gpt2_large_block_b16_s1024.txt --layers 36 --dp 4\n\n"
       "SimAI's own flag spellings are accepted too: -g, -nv, -nic, -n_p_s, -g_p_s, -dp_o, -tp_o,\n"
       "-ep_o, -pp_o, -r. Exit status: 0 success, 2 bad input or flags.");
   cmd->add_option("workload", args->workload, "Workload file")->required();
@@ -217,11 +291,36 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_option(
       "--run-name", args->run_name,
       "SimAI mode: the 'File name' column of EndToEnd.csv (default: workload name + '-')");
+  cmd->add_option("--device", args->device,
+                  "Device that prices compute given as FLOPs and bytes (torchviz graphs): a preset "
+                  "(see `orrery presets`) or a YAML file; default: the cluster's gpu");
+  cmd->add_option("--dp", args->dp,
+                  "Data-parallel degree, for workloads that do not give their GPU count "
+                  "(torchviz, neusight); default: one server of the cluster")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ep", args->ep,
+                  "torchviz: shard experts.<k> parameters over this many expert-parallel ranks")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--graph-config", args->graph_config,
+                  "torchviz: YAML with what the graph lacks (batch, text_tokens, external_tokens, "
+                  "heads, beams, dtype, bucket_size, optimizer)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--layers", args->layers,
+                  "neusight: transformer blocks of the model (the table lists one)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--backward-ratio", args->backward_ratio,
+                  "neusight: backward / forward time when the table has no backward (default 2)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--comm-dtype", args->comm_dtype,
+                  "neusight: element type of communication sizes (default fp32)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8", "fp64"}));
   cmd->add_flag("--json", args->json, "Print one JSON object instead of the summary");
   cmd->add_option("--csv", args->csv,
-                  "Write the per-layer table here (in SimAI mode: SimAI's EndToEnd.csv layout)");
+                  "Write the per-layer table here (per-operator for torchviz and neusight; in "
+                  "SimAI mode: SimAI's EndToEnd.csv layout)");
   cmd->add_option("-o,--output-dir", args->output_dir,
-                  "Write result.json, summary.txt and the per-layer CSV into this directory");
+                  "Write result.json, summary.txt and the per-layer (layers.csv) or per-operator "
+                  "(ops.csv) CSV into this directory");
   return [args]() { return run_simulate(*args); };
 }
 

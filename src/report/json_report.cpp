@@ -35,6 +35,7 @@ void write_json(std::ostream& out, const Result& r) {
   j["schedule"] = r.schedule;
   j["workload"] = r.workload;
   j["cluster"] = r.cluster;
+  if (!r.device.empty()) j["device"] = r.device;
   j["parallelism"] = {{"world_size", p.world_size},
                       {"tp", p.tp},
                       {"pp", p.pp},
@@ -42,6 +43,11 @@ void write_json(std::ostream& out, const Result& r) {
                       {"ep", p.ep},
                       {"vpp", p.vpp},
                       {"micro_batches", p.micro_batches}};
+  if (r.model) {
+    j["model"] = {{"parameters", r.model->parameters},
+                  {"layers", r.model->layers},
+                  {"forward_flop", r.model->forward_flop ? Json(*r.model->forward_flop) : Json()}};
+  }
   j["iteration_time_s"] = r.iteration_time.seconds();
   j["breakdown_s"] = breakdown(r.breakdown);
   j["critical_stage"] = r.critical_stage;
