@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <limits>
 #include <queue>
 #include <regex>
-#include <unordered_map>
 
 #include "core/diagnostics.h"
 #include "core/text.h"
@@ -60,11 +60,6 @@ class DotGraph {
  private:
   Agraph_t* graph_ = nullptr;
 };
-
-std::string attribute(Agnode_t* n, const char* name) {
-  const char* value = agget(n, const_cast<char*>(name));
-  return value ? value : "";
-}
 
 // The first line of a label ("AddmmBackward0\n---\nalpha: 1" -> "AddmmBackward0").
 std::string first_line(const std::string& label) {
@@ -150,32 +145,43 @@ std::map<std::string, int64_t> AutogradGraph::label_counts() const {
 AutogradGraph parse_autograd_graph(const std::string& path, std::string_view content) {
   const DotGraph dot(path, std::string(content));
   Agraph_t* g = dot.get();
+  Agsym_t* const label_attribute = agattr(g, AGNODE, const_cast<char*>("label"), nullptr);
+  Agsym_t* const fill_attribute = agattr(g, AGNODE, const_cast<char*>("fillcolor"), nullptr);
+  const auto attribute = [](Agnode_t* n, Agsym_t* symbol) {
+    return std::string(symbol ? agxget(n, symbol) : "");
+  };
 
+  // cgraph numbers nodes 1, 2, ... in order of first mention (AGSEQ); ids_ maps those numbers
+  // to ours, which skip saved-tensor nodes.
+  constexpr NodeId kSkipped = std::numeric_limits<NodeId>::max();
   AutogradGraph graph;
-  std::unordered_map<Agnode_t*, NodeId> ids;
+  const auto count = static_cast<size_t>(agnnodes(g));
+  std::vector<NodeId> ids(count + 1, kSkipped);
   std::vector<Agnode_t*> by_id;
+  graph.nodes.reserve(count);
+  by_id.reserve(count);
   for (Agnode_t* n = agfstnode(g); n; n = agnxtnode(g, n)) {
-    const std::string fill = attribute(n, "fillcolor");
+    const std::string fill = attribute(n, fill_attribute);
     if (fill == "orange") continue;  // a saved tensor (show_saved=True)
     GraphNode node;
-    const std::string label = attribute(n, "label");
+    const std::string label = attribute(n, label_attribute);
     node.label = first_line(label);
-    const std::string where = "node " + std::string(agnameof(n));
     if (fill == "lightblue" || fill == "darkolivegreen1") {
       node.kind = fill == "lightblue" ? NodeKind::Parameter : NodeKind::Output;
       if (!split_tensor_label(label, node.name, node.shape))
-        throw InputError(
-            {path, 1},
-            where + ": expected a tensor label '<name> (<shape>)', found '" + label + "'");
+        throw InputError({path, 1}, "node " + std::string(agnameof(n)) +
+                                        ": expected a tensor label '<name> (<shape>)', found '" +
+                                        label + "'");
       if (node.kind == NodeKind::Output) node.name.clear();
     } else if (node.label == "AccumulateGrad") {
       node.kind = NodeKind::AccumulateGrad;
     } else {
       if (node.label.empty())
-        throw InputError({path, 1}, where + ": expected a label naming an autograd function");
+        throw InputError({path, 1}, "node " + std::string(agnameof(n)) +
+                                        ": expected a label naming an autograd function");
       node.op = forward_op(node.label);
     }
-    ids.emplace(n, static_cast<NodeId>(graph.nodes.size()));
+    ids.at(AGSEQ(n)) = static_cast<NodeId>(graph.nodes.size());
     by_id.push_back(n);
     graph.nodes.push_back(std::move(node));
   }
@@ -184,16 +190,13 @@ AutogradGraph parse_autograd_graph(const std::string& path, std::string_view con
 
   for (NodeId id = 0; id < graph.nodes.size(); ++id) {
     for (Agedge_t* e = agfstin(g, by_id[id]); e; e = agnxtin(g, e)) {
-      const auto tail = ids.find(agtail(e));
-      if (tail == ids.end()) continue;  // from a saved tensor
-      graph.nodes[id].inputs.push_back(tail->second);
+      const NodeId tail = ids.at(AGSEQ(agtail(e)));
+      if (tail == kSkipped) continue;  // from a saved tensor
+      graph.nodes[id].inputs.push_back(tail);
+      graph.nodes[tail].consumers.push_back(id);
       ++graph.edges;
     }
   }
-  for (NodeId id = 0; id < graph.nodes.size(); ++id)
-    for (Agedge_t* e = agfstout(g, by_id[id]); e; e = agnxtout(g, e))
-      if (const auto head = ids.find(aghead(e)); head != ids.end())
-        graph.nodes[id].consumers.push_back(head->second);
 
   // Layers: a parameter's from its name, an operator's the largest among its inputs'. The sort
   // below computes them in topological order.

@@ -31,7 +31,7 @@ struct GraphNode {
   std::string name;               // Parameter: its name ("" when make_dot was given no params)
   std::vector<int64_t> shape;     // Parameter and Output
   std::vector<NodeId> inputs;     // producers, in argument order
-  std::vector<NodeId> consumers;  // in file order
+  std::vector<NodeId> consumers;  // in order of their first mention
   // Model layer: the largest layer index among the parameters it depends on (a parameter's from
   // its name, e.g. 6 for "encoder.layer.6.attention..."); -1 for the prologue.
   int64_t layer = -1;
