@@ -67,7 +67,6 @@ class Builder {
   };
 
   const GraphNode& node(NodeId id) const { return graph_.nodes[id]; }
-  std::optional<NodeId> parameter_behind(NodeId id) const;
   std::string layer_name(NodeId id, const std::string& kind);
   void add_operator_layers();
   void add_gradient_accumulation();
@@ -88,25 +87,15 @@ class Builder {
   std::map<std::pair<int64_t, std::string>, int64_t> counters_;
 };
 
-// The parameter a cast, view or operator input leads back to, through parameter-only nodes.
-std::optional<NodeId> Builder::parameter_behind(NodeId id) const {
-  NodeId at = id;
-  while (node(at).kind != NodeKind::Parameter) {
-    if (node(at).inputs.empty() || !shapes_.from_parameter[at]) return std::nullopt;
-    at = node(at).inputs.front();
-  }
-  return at;
-}
-
 std::string Builder::layer_name(NodeId id, const std::string& kind) {
   const GraphNode& n = node(id);
   if (shapes_.from_parameter[id]) {  // a cast of a parameter
-    if (const auto p = parameter_behind(id); p && !node(*p).name.empty())
+    if (const auto p = parameter_of(graph_, shapes_, id); p && !node(*p).name.empty())
       return node(*p).name + ":" + kind;
   }
   for (const NodeId i : n.inputs) {  // an operator with a weight: its module's name
     if (!shapes_.from_parameter[i]) continue;
-    if (const auto p = parameter_behind(i); p && !node(*p).name.empty())
+    if (const auto p = parameter_of(graph_, shapes_, i); p && !node(*p).name.empty())
       return module_of(node(*p).name) + ":" + kind;
   }
   const std::string scope = n.layer < 0 ? "prologue" : "layer " + std::to_string(n.layer);
@@ -201,22 +190,20 @@ void Builder::add_expert_all_to_alls() {
   std::map<std::pair<std::string, int64_t>, std::pair<size_t, size_t>> experts;
   for (size_t l = 0; l < layers_.size(); ++l) {
     if (layers_[l].op != "addmm" && layers_[l].op != "mm") continue;
-    for (const NodeId i : node(node_of_[l]).inputs) {
-      const auto p = parameter_behind(i);
-      if (!p || shapes_.tensors[i].dims.size() != 2) continue;
-      if (const auto e = expert_of(node(*p).name)) {
-        auto [it, added] = experts.try_emplace({e->module, e->index}, l, l);
-        it->second.second = l;
-      }
+    const LinearOperands operands = linear_operands(graph_, shapes_, node_of_[l]);
+    if (!operands.weight_is_parameter) continue;
+    const auto p = parameter_of(graph_, shapes_, *operands.weight);
+    if (const auto e = p ? expert_of(node(*p).name) : std::nullopt) {
+      auto [it, added] = experts.try_emplace({e->module, e->index}, l, l);
+      it->second.second = l;
     }
   }
   for (const auto& [expert, span] : experts) {
     const auto bytes_of = [](const TensorShape& t) {
       return static_cast<Bytes>(t.numel() * size_in_bytes(t.dtype));
     };
-    Bytes dispatch = 0;
-    for (const NodeId i : node(node_of_[span.first]).inputs)
-      if (!shapes_.from_parameter[i]) dispatch = bytes_of(shapes_.tensors[i]);
+    const auto data = linear_operands(graph_, shapes_, node_of_[span.first]).data;
+    const Bytes dispatch = data ? bytes_of(shapes_.tensors[*data]) : 0;
     const Bytes combine = bytes_of(shapes_.tensors[node_of_[span.second]]);
     const auto add = [&](size_t l, Bytes bytes) {
       for (Phase* phase : {&layers_[l].forward, &layers_[l].input_grad}) {

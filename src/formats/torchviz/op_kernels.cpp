@@ -92,31 +92,22 @@ class Builder {
 };
 
 void Builder::linear() {
-  std::optional<NodeId> weight;
-  for (const NodeId i : parameter_inputs())
-    if (in(i).dims.size() == 2) weight = i;
-  std::vector<NodeId> data = data_inputs();
-  const bool external = s_.external_input[id_];
-  if (!weight && data.size() == 2) {  // activation x activation
-    weight = data.back();
-    data.pop_back();
-  }
-  if (!weight || out_.dims.empty()) return;
-  const TensorShape& w = in(*weight);
+  const LinearOperands operands = linear_operands(g_, s_, id_);
+  if (!operands.weight || out_.dims.empty()) return;
+  const TensorShape& w = in(*operands.weight);
   const int64_t k = w.dims[0].size, n = w.dims[1].size;
   const int64_t m = out_.numel() / std::max<int64_t>(1, n);
-  const DType dtype = data.empty() ? w.dtype : in(data.front()).dtype;
+  const DType dtype = operands.data ? in(*operands.data).dtype : w.dtype;
   k_.forward.push_back(gemm(1, m, n, k, dtype));
-  if (!external && !data.empty()) k_.input_grad.push_back(gemm(1, m, k, n, dtype));  // dX
-  if (s_.from_parameter[*weight]) {
+  if (operands.data && !s_.external_input[id_])
+    k_.input_grad.push_back(gemm(1, m, k, n, dtype));  // dX = dY W
+  if (operands.weight_is_parameter)
     k_.weight_grad.push_back(gemm(1, n, k, m, dtype));  // dW = dY^T X
-  } else {
+  else
     k_.input_grad.push_back(gemm(1, k, n, m, dtype));  // the second activation's gradient
-  }
-  for (const NodeId b : parameter_inputs())
-    if (in(b).dims.size() == 1)  // bias: a sum of dY over the rows
-      k_.weight_grad.push_back(
-          kernel(KernelClass::Reduction, dtype, e(), out_bytes() + static_cast<Bytes>(n * kFp32)));
+  if (operands.bias)                                   // a sum of dY over the rows
+    k_.weight_grad.push_back(
+        kernel(KernelClass::Reduction, dtype, e(), out_bytes() + static_cast<Bytes>(n * kFp32)));
 }
 
 void Builder::bmm() {

@@ -361,29 +361,16 @@ void Inference::infer_op(NodeId id) {
 }
 
 TensorShape Inference::linear(NodeId id) {
-  const GraphNode& n = node(id);
-  // The weight operand is the 2-D parameter input (already transposed: [K, N]).
-  std::optional<NodeId> weight;
-  std::vector<NodeId> data;
-  for (const NodeId i : n.inputs) {
-    if (result_.from_parameter[i] && shape(i).dims.size() == 2 && !weight)
-      weight = i;
-    else if (!result_.from_parameter[i])
-      data.push_back(i);
-  }
-  if (!weight && data.size() == 2) {  // a product of two activations
-    weight = data.back();
-    data.pop_back();
-  }
-  const TensorShape w = weight ? shape(*weight) : TensorShape{};
+  const LinearOperands operands = linear_operands(g_, result_, id);
+  const TensorShape w = operands.weight ? shape(*operands.weight) : TensorShape{};
   const int64_t k = w.dims.size() == 2 ? w.dims[0].size : 1;
   const int64_t n_out = w.dims.size() == 2 ? w.dims[1].size : 1;
   TensorShape out;
-  if (data.empty()) {
+  if (!operands.data) {
     result_.external_input[id] = true;
     out = external(k);
   } else {
-    out = shape(data.front());
+    out = shape(*operands.data);
   }
   if (out.dims.empty() || out.dims.back().size != k) {
     // Flatten to rows of k features (a reshape the graph does not show).
@@ -397,7 +384,10 @@ TensorShape Inference::linear(NodeId id) {
 TensorShape Inference::bmm(NodeId id) {
   const GraphNode& n = node(id);
   if (n.inputs.size() < 2) {
-    unknown("Bmm (one operand needs no gradient)");
+    if (warned_ops_.insert("Bmm").second)
+      warn(
+          "a batched matmul has an operand that needs no gradient, whose shape the graph does "
+          "not give; it is taken to produce its other operand's shape");
     return n.inputs.empty() ? TensorShape{} : shape(n.inputs.front());
   }
   const TensorShape& a = shape(n.inputs[0]);
@@ -556,18 +546,11 @@ std::optional<bool> Inference::feeds_universal_expert(NodeId id) const {
       for (const NodeId c : node(at).consumers) {
         const std::string& op = node(c).op;
         if (op == "Addmm" || op == "Mm") {
-          for (const NodeId w : node(c).inputs) {
-            // Walk the weight path back to its parameter.
-            NodeId p = w;
-            while (node(p).kind == NodeKind::Op && result_.from_parameter[p] &&
-                   !node(p).inputs.empty())
-              p = node(p).inputs.front();
-            if (node(p).kind == NodeKind::AccumulateGrad && !node(p).inputs.empty())
-              p = node(p).inputs.front();
-            if (node(p).kind != NodeKind::Parameter || node(p).shape.size() != 2) continue;
-            if (const auto e = expert_of(node(p).name))
-              return e->index == last_expert_.at(e->module);
-          }
+          const LinearOperands operands = linear_operands(g_, result_, c);
+          const auto p = operands.weight_is_parameter ? parameter_of(g_, result_, *operands.weight)
+                                                      : std::nullopt;
+          if (const auto e = p ? expert_of(node(*p).name) : std::nullopt)
+            return e->index == last_expert_.at(e->module);
         } else if (op == "ToCopy" || is_reshape(op) || op == "Clone") {
           next.push_back(c);
         }
@@ -647,12 +630,45 @@ TensorShape Inference::cat(NodeId id) {
   }
   out.dims[axis].size = total;
   if (out.dims[axis].axis == Axis::Unit) out.dims[axis].axis = Axis::Other;
-  out.segments = out.dims[axis].axis == Axis::Token ? segments : std::vector<int64_t>{};
+  if (out.dims[axis].axis == Axis::Token) out.segments = segments;
   if (out.dims[axis].axis == Axis::Batch && all_parts) out.rows = rows_for(total, parts.size());
   return out;
 }
 
 }  // namespace
+
+LinearOperands linear_operands(const AutogradGraph& graph, const InferredShapes& shapes,
+                               NodeId op) {
+  LinearOperands result;
+  std::vector<NodeId> data;
+  for (const NodeId i : graph.nodes[op].inputs) {
+    const auto p = parameter_of(graph, shapes, i);
+    const size_t rank = p ? graph.nodes[*p].shape.size() : 0;
+    if (!shapes.from_parameter[i])
+      data.push_back(i);
+    else if (rank == 2 && !result.weight)
+      result.weight = i;
+    else if (rank == 1)
+      result.bias = i;
+  }
+  result.weight_is_parameter = result.weight.has_value();
+  if (!result.weight && data.size() == 2) {  // a product of two activations
+    result.weight = data.back();
+    data.pop_back();
+  }
+  if (!data.empty()) result.data = data.front();
+  return result;
+}
+
+std::optional<NodeId> parameter_of(const AutogradGraph& graph, const InferredShapes& shapes,
+                                   NodeId tensor) {
+  NodeId at = tensor;
+  while (graph.nodes[at].kind != NodeKind::Parameter) {
+    if (!shapes.from_parameter[at] || graph.nodes[at].inputs.empty()) return std::nullopt;
+    at = graph.nodes[at].inputs.front();
+  }
+  return at;
+}
 
 InferredShapes infer_shapes(const AutogradGraph& graph, const GraphConfig& config,
                             const std::string& path, Diagnostics& diagnostics) {

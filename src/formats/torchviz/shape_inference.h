@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,23 @@ struct InferredShapes {
   std::vector<bool> external_input;  // by node id
   std::vector<bool> from_parameter;  // by node id: the tensor is a parameter, cast or viewed
 };
+
+// The operands of a linear layer (Addmm, Mm): the weight [K, N] (a 2-D parameter seen through its
+// cast and transpose, or the second activation of a product of two), the data input (absent when
+// it needs no gradient) and the bias.
+struct LinearOperands {
+  std::optional<NodeId> weight;
+  std::optional<NodeId> data;
+  std::optional<NodeId> bias;
+  bool weight_is_parameter = false;
+};
+// Structural: only `shapes.from_parameter` is read, so it holds before the shapes are inferred.
+LinearOperands linear_operands(const AutogradGraph& graph, const InferredShapes& shapes, NodeId op);
+
+// The parameter node behind a parameter-derived tensor (the parameter, its AccumulateGrad, casts
+// and views of it), or nullopt.
+std::optional<NodeId> parameter_of(const AutogradGraph& graph, const InferredShapes& shapes,
+                                   NodeId tensor);
 
 // Warnings (each default the graph needed, each operator without a rule, an output shape that
 // differs from the graph's) go to `diagnostics`, located in `path`.
