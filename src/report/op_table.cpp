@@ -97,14 +97,18 @@ void write_op_kind_table(std::ostream& out, const Workload& workload, const Resu
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     return a.second.forward + a.second.backward > b.second.forward + b.second.backward;
   });
-  out << fmt::format("\n  per operator kind, one execution each ({} operators):\n", layers.size());
+  const bool flops = std::any_of(rows.begin(), rows.end(),
+                                 [](const auto& row) { return row.second.forward_flop > 0; });
+  out << fmt::format("\n  per operator kind, one execution each ({} rows):\n", layers.size());
   out << fmt::format("    {:<22}{:>7}{:>12}{:>12}{:>13}{:>9}\n", "kind", "count", "forward",
-                     "backward", "fwd FLOP", "share");
+                     "backward", flops ? "fwd FLOP" : "", "share");
   for (const auto& [name, k] : rows) {
     const Time busy = k.forward + k.backward;
     out << fmt::format("    {:<22}{:>7}{:>12}{:>12}{:>13}{:>8.1f}%\n", name, k.count,
                        format_duration(k.forward), format_duration(k.backward),
-                       k.forward_flop > 0 ? si(k.forward_flop) : "-",
+                       !flops               ? ""
+                       : k.forward_flop > 0 ? si(k.forward_flop)
+                                            : "-",
                        total > Time::zero() ? 100.0 * (busy / total) : 0.0);
   }
 }
