@@ -32,6 +32,7 @@ struct SimulateArgs {
   std::string schedule = "auto";
   bool no_overlap = false;
   std::string placement;
+  std::string algorithm = "auto";
   std::optional<std::string> nvlink_busbw, nic_busbw;
   std::optional<int64_t> nics_per_server, gpus_per_server;
   std::optional<double> dp_overlap, tp_overlap, ep_overlap, pp_overlap;
@@ -53,15 +54,47 @@ Bandwidth bandwidth_flag(const std::string& flag, const std::string& value) {
   }
 }
 
+// The SimAI-style overrides address the innermost (NVLink) dimension and the scale-out one.
 Cluster cluster_for(const SimulateArgs& a) {
   Cluster c = load_cluster(a.cluster);
-  if (a.nvlink_busbw)
-    c.scale_up = {bandwidth_flag("--nvlink-busbw", *a.nvlink_busbw), c.scale_up.latency, 1.0};
-  if (a.nic_busbw) c.nic = {bandwidth_flag("--nic-busbw", *a.nic_busbw), c.nic.latency, 1.0};
-  if (a.gpus_per_server) c.gpus_per_server = *a.gpus_per_server;
-  if (a.nics_per_server) c.nics_per_server = *a.nics_per_server;
+  std::vector<Dimension> dims = c.network.dimensions();
+  const auto scale_out = [&](const std::string& flag) -> Dimension& {
+    const auto d = c.scale_out();
+    if (!d) throw InputError(flag + ": cluster '" + c.name + "' has no fat-tree (scale-out) dimension");
+    return dims[*d];
+  };
+  if (a.nvlink_busbw) {
+    dims[0].link_bandwidth = bandwidth_flag("--nvlink-busbw", *a.nvlink_busbw);
+    dims[0].efficiency = 1.0;
+  }
+  if (a.nic_busbw) {
+    Dimension& d = scale_out("--nic-busbw");
+    d.link_bandwidth = bandwidth_flag("--nic-busbw", *a.nic_busbw);
+    d.efficiency = 1.0;
+  }
+  if (a.gpus_per_server) dims[0].size = *a.gpus_per_server;
+  if (a.nics_per_server) scale_out("--nics-per-server").rails = *a.nics_per_server;
+  try {
+    c.network = Topology(std::move(dims));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("cluster overrides: ") + e.what());
+  }
   if (!a.placement.empty()) c.placement = parse_placement(a.placement, "--placement");
   return c;
+}
+
+// SimAI's -nv, -nic, -g_p_s, -n_p_s from a switch + fat-tree cluster.
+simai::Options simai_options(const Cluster& cluster) {
+  const auto out = cluster.scale_out();
+  if (!out || cluster.network[0].kind != DimensionKind::Switch)
+    throw InputError("--compat simai needs a cluster of switch servers on a fat-tree; '" +
+                     cluster.name + "' is not one");
+  simai::Options o;
+  o.nvlink_busbw = cluster.network[0].effective().in_gib_per_second();
+  o.nic_busbw = cluster.network[*out].effective().in_gib_per_second();
+  o.gpus_per_server = cluster.network[0].size;
+  o.nics_per_server = cluster.network[*out].rails;
+  return o;
 }
 
 void write_file(const std::filesystem::path& path,
@@ -95,12 +128,8 @@ int run_simulate(const SimulateArgs& a) {
           {workload.source, 1},
           "--compat simai supports the HYBRID_TRANSFORMER policies; SimAI's analytical "
           "report for DATA is not reproduced");
-    simai::Options o;
+    simai::Options o = simai_options(cluster);
     o.gpus = a.gpus.value_or(workload.parallelism.world_size);
-    o.nvlink_busbw = cluster.scale_up.effective().in_gib_per_second();
-    o.nic_busbw = cluster.nic.effective().in_gib_per_second();
-    o.gpus_per_server = cluster.gpus_per_server;
-    o.nics_per_server = cluster.nics_per_server;
     o.dp_overlap = a.dp_overlap.value_or(0);
     o.tp_overlap = a.tp_overlap.value_or(0);
     o.ep_overlap = a.ep_overlap.value_or(0);
@@ -113,6 +142,7 @@ int run_simulate(const SimulateArgs& a) {
     options.schedule = *parse_schedule(a.schedule);
     options.overlap = !a.no_overlap;
     options.world_size = a.gpus;
+    options.algorithm = *parse_algorithm(a.algorithm);
     std::unique_ptr<Simulator> simulator;
     if (mode == "event")
       simulator = std::make_unique<EventSimulator>();

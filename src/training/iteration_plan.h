@@ -21,7 +21,7 @@
 
 #include "cluster/cluster.h"
 #include "core/diagnostics.h"
-#include "network/collective_cost.h"
+#include "network/collective_algorithms.h"
 #include "training/simulation_options.h"
 #include "workload/result.h"
 #include "workload/workload.h"
@@ -40,6 +40,7 @@ struct PlannedComm {
   int64_t ranks = 1;
   Time cost;
   CommRole role = CommRole::Blocking;
+  Algorithm algorithm = Algorithm::Ring;  // the algorithm the cost was priced with
 };
 
 struct PlannedPhase {

@@ -218,7 +218,7 @@ TEST(Cli, UnknownFormatClusterAndFlagsAreExitTwo) {
   EXPECT_NE(r.err.find(":1: expected a workload in a known format"), std::string::npos) << r.err;
   r = orrery("simulate " + kSeed003 + " --cluster nowhere");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("expected a preset (dgx-a100, hgx-h100, simai-default)"), std::string::npos);
+  EXPECT_NE(r.err.find("expected a preset (dgx-a100, hgx-h100, simai-default, tpu-v4)"), std::string::npos);
   r = orrery("simulate " + kSeed003 + " --mode quantum");
   EXPECT_EQ(r.status, 2);
   r = orrery("simulate " + kSeed003 + " --mode event --compat simai");
@@ -240,10 +240,10 @@ TEST(Cli, HelpAndPresets) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   r = orrery("presets");
   EXPECT_EQ(r.status, 0);
-  for (const char* name : {"simai-default", "dgx-a100", "hgx-h100"})
+  for (const char* name : {"simai-default", "dgx-a100", "hgx-h100", "tpu-v4"})
     EXPECT_NE(r.out.find(name), std::string::npos);
   r = orrery("presets --show dgx-a100");
-  EXPECT_NE(r.out.find("nic_bandwidth: 200 Gb/s"), std::string::npos);
+  EXPECT_NE(r.out.find("bandwidth: 200 Gb/s"), std::string::npos);
 }
 
 TEST(Cli, ClusterFileFromTheUser) {
