@@ -252,8 +252,8 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                 : static_cast<Bytes>(static_cast<double>(comm->comm.bytes) * (before / total));
         const Bytes bytes = upto - assigned;
         assigned = upto;
-        plan.buckets.push_back(
-            {k, comm->comm.group, pricer.price(comm->comm.kind, comm->comm.group, bytes).time});
+        const CollectiveCost cost = pricer.price(comm->comm.kind, comm->comm.group, bytes);
+        plan.buckets.push_back({k, comm->comm.group, comm->comm.kind, bytes, cost.time, cost.algorithm});
       }
     }
   }

@@ -59,7 +59,10 @@ struct PlannedLayer {
 struct GradientBucket {
   size_t layer = 0;
   CommGroup group = CommGroup::Data;
+  CollectiveKind kind = CollectiveKind::ReduceScatter;
+  Bytes bytes = 0;
   Time cost;
+  Algorithm algorithm = Algorithm::Ring;
 };
 
 struct IterationPlan {
