@@ -9,6 +9,7 @@
 #include "core/diagnostics.h"
 #include "core/quantity.h"
 #include "network/collective_algorithms.h"
+#include "network/collective_flows.h"
 #include "network/rank_placement.h"
 
 namespace orrery {
@@ -22,6 +23,7 @@ struct CollectiveArgs {
   int64_t ranks = 8;
   std::string cluster = "hgx-h100";
   std::string algorithm = "auto";
+  std::string mode = "analytical";
   bool json = false;
 };
 
@@ -30,7 +32,8 @@ CollectiveKind parse_op(const std::string& op) {
   if (op == "allgather" || op == "all_gather") return CollectiveKind::AllGather;
   if (op == "reducescatter" || op == "reduce_scatter") return CollectiveKind::ReduceScatter;
   if (op == "alltoall" || op == "all_to_all") return CollectiveKind::AllToAll;
-  throw InputError("--op: expected allreduce, allgather, reducescatter or alltoall, found '" + op + "'");
+  throw InputError("--op: expected allreduce, allgather, reducescatter or alltoall, found '" + op +
+                   "'");
 }
 
 Bytes size_flag(const std::string& flag, const std::string& text) {
@@ -64,20 +67,30 @@ int run_collective(const CollectiveArgs& a) {
   try {
     placement.emplace(std::vector<ParallelAxis>{{"ranks", a.ranks}}, cluster.network);
   } catch (const std::invalid_argument& e) {
-    throw InputError("--ranks " + std::to_string(a.ranks) + ": " + e.what() + " (cluster '" + cluster.name + "')");
+    throw InputError("--ranks " + std::to_string(a.ranks) + ": " + e.what() + " (cluster '" +
+                     cluster.name + "')");
   }
   const std::vector<size_t> all = {0};
   const GroupShape shape = placement->group_shape(all);
+  const std::vector<int64_t> members = placement->group_members(all, 0);
+  const bool flow = a.mode == "flow";
 
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   if (!a.json) {
-    std::cout << fmt::format("# {} on {} ranks of {} (the first {} GPUs)\n", to_string(kind), a.ranks,
-                             cluster.name, a.ranks);
+    std::cout << fmt::format("# {} on {} ranks of {} (the first {} GPUs)\n", to_string(kind),
+                             a.ranks, cluster.name, a.ranks);
     std::cout << fmt::format("# {:>14} {:>12} {:>12} {:>12}  {}\n", "size (B)", "time (us)",
                              "algbw (GB/s)", "busbw (GB/s)", "algorithm");
   }
   for (const Bytes size : sizes_of(a)) {
-    const CollectiveCost cost = collective_cost(cluster.network, kind, size, shape, algorithm);
+    CollectiveCost cost;
+    if (flow) {
+      const CollectiveFlowRun run =
+          run_collective_flows(cluster.network, kind, size, members, shape, algorithm);
+      cost = {run.time, run.algorithm};
+    } else {
+      cost = collective_cost(cluster.network, kind, size, shape, algorithm);
+    }
     const double seconds = cost.time.seconds();
     const double algbw = seconds > 0 ? static_cast<double>(size) / seconds / 1e9 : 0.0;
     const double busbw = algbw * bus_factor(kind, a.ranks);
@@ -114,21 +127,31 @@ std::function<int()> add_collective_command(CLI::App& app) {
       "  orrery collective --op allgather -b 8 -e 16GiB -f 2 --ranks 8 --cluster dgx-a100\n\n"
       "algbw = size / time; busbw = algbw x 2(n-1)/n for all-reduce, x (n-1)/n otherwise (the\n"
       "nccl-tests definitions; sizes as nccl-tests counts them). GB/s = 1e9 B/s.");
-  cmd->add_option("--op", args->op, "allreduce, allgather, reducescatter or alltoall")->capture_default_str();
+  cmd->add_option("--op", args->op, "allreduce, allgather, reducescatter or alltoall")
+      ->capture_default_str();
   cmd->add_option("--size", args->size, "Message size, e.g. 1GiB, 64MiB, 4096");
   cmd->add_option("-b,--min-size", args->min_size, "Sweep: smallest size");
   cmd->add_option("-e,--max-size", args->max_size, "Sweep: largest size");
-  cmd->add_option("-f,--factor", args->factor, "Sweep: multiplication factor between sizes")->capture_default_str();
+  cmd->add_option("-f,--factor", args->factor, "Sweep: multiplication factor between sizes")
+      ->capture_default_str();
   cmd->add_option("--ranks", args->ranks, "Ranks, placed on the first GPUs of the cluster")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--cluster", args->cluster, "Cluster preset or YAML file")->capture_default_str();
   std::vector<std::string> algorithms = {"auto"};
-  for (const Algorithm a : all_algorithms()) algorithms.emplace_back(to_string(a));
+  for (const Algorithm a : all_algorithms())
+    algorithms.emplace_back(to_string(a));
   cmd->add_option("--algo", args->algorithm, "Algorithm: " + CLI::detail::join(algorithms, ", "))
       ->check(CLI::IsMember(algorithms))
       ->capture_default_str();
-  cmd->add_flag("--json", args->json, "Print JSON: time_s, algbw_GBps, busbw_GBps, algorithm per size");
+  cmd->add_option(
+         "--mode", args->mode,
+         "analytical: the algorithm's closed form; flow: every rank explicit, its steps as "
+         "flows sharing links max-min fairly")
+      ->check(CLI::IsMember({"analytical", "flow"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json,
+                "Print JSON: time_s, algbw_GBps, busbw_GBps, algorithm per size");
   return [args]() { return run_collective(*args); };
 }
 

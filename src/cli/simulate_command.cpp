@@ -60,7 +60,8 @@ Cluster cluster_for(const SimulateArgs& a) {
   std::vector<Dimension> dims = c.network.dimensions();
   const auto scale_out = [&](const std::string& flag) -> Dimension& {
     const auto d = c.scale_out();
-    if (!d) throw InputError(flag + ": cluster '" + c.name + "' has no fat-tree (scale-out) dimension");
+    if (!d)
+      throw InputError(flag + ": cluster '" + c.name + "' has no fat-tree (scale-out) dimension");
     return dims[*d];
   };
   if (a.nvlink_busbw) {

@@ -19,9 +19,13 @@ Bandwidth step(const Topology& t, const GroupShape& shape, size_t d) {
   return t.step_bandwidth(d, shape.crosses_leaves);
 }
 
-int64_t ceil_log2(int64_t n) { return n <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(n - 1)); }
+int64_t ceil_log2(int64_t n) {
+  return n <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(n - 1));
+}
 
-bool is_power_of_two(int64_t n) { return n > 0 && std::has_single_bit(static_cast<uint64_t>(n)); }
+bool is_power_of_two(int64_t n) {
+  return n > 0 && std::has_single_bit(static_cast<uint64_t>(n));
+}
 
 // A ring over every rank: bandwidth of the bottleneck tier (with the parallel rings of the ranks
 // below it), the slowest step latency.
@@ -42,7 +46,8 @@ std::optional<Time> ring(const Topology& t, CollectiveKind kind, double s, const
 
 // The ring algorithm one dimension at a time; `phases` is 2 for all-reduce (reduce-scatter up,
 // all-gather down), 1 otherwise.
-std::optional<Time> hierarchical(const Topology& t, CollectiveKind kind, double s, const GroupShape& g) {
+std::optional<Time> hierarchical(const Topology& t, CollectiveKind kind, double s,
+                                 const GroupShape& g) {
   const auto dims = spanned(g);
   if (kind == CollectiveKind::AllToAll || dims.size() < 2) return std::nullopt;
   const int phases = kind == CollectiveKind::AllReduce ? 2 : 1;
@@ -50,7 +55,8 @@ std::optional<Time> hierarchical(const Topology& t, CollectiveKind kind, double 
   double share = s;
   for (const size_t d : dims) {
     const auto k = static_cast<double>(g.span[d]);
-    total += (step(t, g, d).time_for((k - 1) / k * share) + t[d].latency * (g.span[d] - 1)) * phases;
+    total +=
+        (step(t, g, d).time_for((k - 1) / k * share) + t[d].latency * (g.span[d] - 1)) * phases;
     share /= k;
   }
   return total;
@@ -73,18 +79,23 @@ std::optional<Time> tree(const Topology& t, CollectiveKind kind, double s, const
     bus = std::min(bus, b);
     below *= static_cast<double>(g.span[d]);
   }
-  const Time latency = (t[static_cast<size_t>(out)].latency * ceil_log2(g.span[static_cast<size_t>(out)]) + inner_latency) * 2;
+  const Time latency =
+      (t[static_cast<size_t>(out)].latency * ceil_log2(g.span[static_cast<size_t>(out)]) +
+       inner_latency) *
+      2;
   return (bus * kTreeEfficiency).time_for(bus_factor(kind, g.ranks) * s) + latency;
 }
 
 std::optional<Time> nvls(const Topology& t, CollectiveKind kind, double s, const GroupShape& g) {
   const auto dims = spanned(g);
-  if (kind != CollectiveKind::AllReduce || dims.size() != 1 || !t[dims[0]].nvls) return std::nullopt;
+  if (kind != CollectiveKind::AllReduce || dims.size() != 1 || !t[dims[0]].nvls)
+    return std::nullopt;
   const Dimension& dim = t[dims[0]];
   return (dim.link_bandwidth * dim.nvls_efficiency).time_for(s) + dim.latency * 2;
 }
 
-std::optional<Time> halving_doubling(const Topology& t, CollectiveKind kind, double s, const GroupShape& g) {
+std::optional<Time> halving_doubling(const Topology& t, CollectiveKind kind, double s,
+                                     const GroupShape& g) {
   if (kind == CollectiveKind::AllToAll || !is_power_of_two(g.ranks)) return std::nullopt;
   Time phase;
   double bytes = s;
@@ -132,20 +143,27 @@ std::optional<Time> direct(const Topology& t, CollectiveKind kind, double s, con
 
 std::string_view to_string(Algorithm algorithm) {
   switch (algorithm) {
-    case Algorithm::Auto: return "auto";
-    case Algorithm::Ring: return "ring";
-    case Algorithm::Hierarchical: return "hierarchical";
-    case Algorithm::Tree: return "tree";
-    case Algorithm::Nvls: return "nvls";
-    case Algorithm::HalvingDoubling: return "halving-doubling";
-    case Algorithm::Direct: return "direct";
+    case Algorithm::Auto:
+      return "auto";
+    case Algorithm::Ring:
+      return "ring";
+    case Algorithm::Hierarchical:
+      return "hierarchical";
+    case Algorithm::Tree:
+      return "tree";
+    case Algorithm::Nvls:
+      return "nvls";
+    case Algorithm::HalvingDoubling:
+      return "halving-doubling";
+    case Algorithm::Direct:
+      return "direct";
   }
   return "?";
 }
 
 std::vector<Algorithm> all_algorithms() {
-  return {Algorithm::Ring, Algorithm::Hierarchical, Algorithm::Tree, Algorithm::Nvls,
-          Algorithm::HalvingDoubling, Algorithm::Direct};
+  return {Algorithm::Ring, Algorithm::Hierarchical,    Algorithm::Tree,
+          Algorithm::Nvls, Algorithm::HalvingDoubling, Algorithm::Direct};
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
@@ -165,13 +183,20 @@ std::optional<Time> algorithm_time(const Topology& t, Algorithm algorithm, Colle
   if (g.ranks <= 1) return Time::zero();
   const auto s = static_cast<double>(bytes);
   switch (algorithm) {
-    case Algorithm::Ring: return ring(t, kind, s, g);
-    case Algorithm::Hierarchical: return hierarchical(t, kind, s, g);
-    case Algorithm::Tree: return tree(t, kind, s, g);
-    case Algorithm::Nvls: return nvls(t, kind, s, g);
-    case Algorithm::HalvingDoubling: return halving_doubling(t, kind, s, g);
-    case Algorithm::Direct: return direct(t, kind, s, g);
-    case Algorithm::Auto: break;
+    case Algorithm::Ring:
+      return ring(t, kind, s, g);
+    case Algorithm::Hierarchical:
+      return hierarchical(t, kind, s, g);
+    case Algorithm::Tree:
+      return tree(t, kind, s, g);
+    case Algorithm::Nvls:
+      return nvls(t, kind, s, g);
+    case Algorithm::HalvingDoubling:
+      return halving_doubling(t, kind, s, g);
+    case Algorithm::Direct:
+      return direct(t, kind, s, g);
+    case Algorithm::Auto:
+      break;
   }
   return std::nullopt;
 }
@@ -179,9 +204,10 @@ std::optional<Time> algorithm_time(const Topology& t, Algorithm algorithm, Colle
 std::vector<Algorithm> auto_candidates(const Topology& t, CollectiveKind kind) {
   if (kind == CollectiveKind::AllToAll) return {Algorithm::Direct};
   std::vector<Algorithm> candidates = {Algorithm::Ring, Algorithm::Tree, Algorithm::Nvls};
-  const bool direct_network = std::any_of(t.dimensions().begin(), t.dimensions().end(), [](const Dimension& d) {
-    return d.kind == DimensionKind::Ring || d.kind == DimensionKind::Mesh;
-  });
+  const bool direct_network =
+      std::any_of(t.dimensions().begin(), t.dimensions().end(), [](const Dimension& d) {
+        return d.kind == DimensionKind::Ring || d.kind == DimensionKind::Mesh;
+      });
   if (direct_network) {
     candidates.push_back(Algorithm::Hierarchical);
     candidates.push_back(Algorithm::Direct);

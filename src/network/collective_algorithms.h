@@ -7,7 +7,8 @@
 //
 //   ring          one ring over all n ranks. B = min over spanned d of R_d * (ranks below d, i.e.
 //                 parallel rings through their own NICs); a = the largest a_d.
-//                 all-reduce 2(n-1)/n S/B + 2(n-1) a; all-gather, reduce-scatter (n-1)/n S/B + (n-1) a
+//                 all-reduce 2(n-1)/n S/B + 2(n-1) a; all-gather, reduce-scatter (n-1)/n S/B +
+//                 (n-1) a
 //   hierarchical  the ring algorithm dimension by dimension (reduce-scatter inner to outer, then
 //                 all-gather outer to inner), each level on 1/(ranks below) of the data
 //   tree          NCCL's double binary tree across servers (chains inside): all-reduce only;
@@ -47,7 +48,7 @@ constexpr double kTreeEfficiency = 0.8;
 
 std::string_view to_string(Algorithm algorithm);  // "auto", "ring", "hierarchical", ...
 std::optional<Algorithm> parse_algorithm(std::string_view name);
-std::vector<Algorithm> all_algorithms();           // every concrete algorithm, in a fixed order
+std::vector<Algorithm> all_algorithms();  // every concrete algorithm, in a fixed order
 
 struct CollectiveCost {
   Time time;

@@ -25,13 +25,15 @@ RankPlacement::RankPlacement(std::vector<ParallelAxis> innermost_first, const To
                                 " GPUs but the network has " + std::to_string(*cap));
 }
 
-std::vector<int64_t> RankPlacement::group_members(std::span<const size_t> axes, int64_t base) const {
+std::vector<int64_t> RankPlacement::group_members(std::span<const size_t> axes,
+                                                  int64_t base) const {
   std::vector<int64_t> members = {base};
   for (const size_t a : axes) {
     std::vector<int64_t> next;
     next.reserve(members.size() * static_cast<size_t>(axes_.at(a).size));
     for (int64_t k = 0; k < axes_[a].size; ++k)
-      for (const int64_t m : members) next.push_back(m + k * strides_[a]);
+      for (const int64_t m : members)
+        next.push_back(m + k * strides_[a]);
     members = std::move(next);
   }
   std::sort(members.begin(), members.end());
@@ -45,7 +47,8 @@ std::vector<int64_t> RankPlacement::group_bases(std::span<const size_t> axes) co
     std::vector<int64_t> next;
     next.reserve(bases.size() * static_cast<size_t>(axes_[a].size));
     for (int64_t k = 0; k < axes_[a].size; ++k)
-      for (const int64_t b : bases) next.push_back(b + k * strides_[a]);
+      for (const int64_t b : bases)
+        next.push_back(b + k * strides_[a]);
     bases = std::move(next);
   }
   std::sort(bases.begin(), bases.end());
@@ -59,7 +62,8 @@ GroupShape RankPlacement::shape_of(std::span<const int64_t> ranks) const {
   shape.span.assign(dims, 1);
   std::vector<std::vector<int64_t>> coords;
   coords.reserve(ranks.size());
-  for (const int64_t r : ranks) coords.push_back(topology_.coordinates(r));
+  for (const int64_t r : ranks)
+    coords.push_back(topology_.coordinates(r));
   for (size_t d = 0; d < dims; ++d) {
     // Distinct coordinates in d among members sharing their coordinates outside d.
     std::map<std::vector<int64_t>, std::set<int64_t>> blocks;
@@ -70,7 +74,8 @@ GroupShape RankPlacement::shape_of(std::span<const int64_t> ranks) const {
     const Dimension& dim = topology_[d];
     if (dim.kind == DimensionKind::FatTree && dim.servers_per_leaf > 0) {
       std::set<int64_t> leaves;
-      for (const auto& c : coords) leaves.insert(c[d] / dim.servers_per_leaf);
+      for (const auto& c : coords)
+        leaves.insert(c[d] / dim.servers_per_leaf);
       if (leaves.size() > 1) shape.crosses_leaves = true;
     }
   }

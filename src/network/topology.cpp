@@ -6,10 +6,14 @@ namespace orrery {
 
 std::string_view to_string(DimensionKind kind) {
   switch (kind) {
-    case DimensionKind::Switch: return "switch";
-    case DimensionKind::FatTree: return "fat-tree";
-    case DimensionKind::Ring: return "ring";
-    case DimensionKind::Mesh: return "mesh";
+    case DimensionKind::Switch:
+      return "switch";
+    case DimensionKind::FatTree:
+      return "fat-tree";
+    case DimensionKind::Ring:
+      return "ring";
+    case DimensionKind::Mesh:
+      return "mesh";
   }
   return "?";
 }
@@ -23,14 +27,16 @@ Topology::Topology(std::vector<Dimension> dimensions) : dims_(std::move(dimensio
       throw std::invalid_argument(at + "only the outermost dimension may leave its size open (0)");
     if (!(dim.link_bandwidth.in_bytes_per_second() > 0))
       throw std::invalid_argument(at + "bandwidth must be positive");
-    if (!(dim.efficiency > 0 && dim.efficiency <= 1) || !(dim.nvls_efficiency > 0 && dim.nvls_efficiency <= 1))
+    if (!(dim.efficiency > 0 && dim.efficiency <= 1) ||
+        !(dim.nvls_efficiency > 0 && dim.nvls_efficiency <= 1))
       throw std::invalid_argument(at + "efficiencies must be in (0, 1]");
     if (dim.nvls && dim.kind != DimensionKind::Switch)
       throw std::invalid_argument(at + "nvls needs a switch dimension");
     if (dim.kind == DimensionKind::FatTree &&
         (dim.rails < 1 || dim.servers_per_leaf < 0 || !(dim.oversubscription >= 1)))
-      throw std::invalid_argument(at + "a fat-tree needs rails >= 1, servers_per_leaf >= 0 and "
-                                       "oversubscription >= 1");
+      throw std::invalid_argument(at +
+                                  "a fat-tree needs rails >= 1, servers_per_leaf >= 0 and "
+                                  "oversubscription >= 1");
   }
 }
 
@@ -45,7 +51,8 @@ std::optional<int64_t> Topology::capacity() const {
 
 int64_t Topology::positions_below(size_t d) const {
   int64_t product = 1;
-  for (size_t j = 0; j < d; ++j) product *= dims_[j].size;
+  for (size_t j = 0; j < d; ++j)
+    product *= dims_[j].size;
   return product;
 }
 
@@ -72,8 +79,10 @@ Bandwidth Topology::step_bandwidth(size_t d, bool crosses_leaves) const {
   const Dimension& dim = dims_[d];
   switch (dim.kind) {
     case DimensionKind::Switch:
-    case DimensionKind::Mesh: return dim.effective();
-    case DimensionKind::Ring: return dim.effective() * 2.0;
+    case DimensionKind::Mesh:
+      return dim.effective();
+    case DimensionKind::Ring:
+      return dim.effective() * 2.0;
     case DimensionKind::FatTree: {
       const double share = static_cast<double>(dim.rails) / static_cast<double>(positions_below(d));
       return dim.effective() * (share / (crosses_leaves ? dim.oversubscription : 1.0));

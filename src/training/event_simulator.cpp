@@ -23,18 +23,21 @@ struct IterationGraph {
     std::vector<std::pair<int64_t, TaskId>> receivers;
     for (const StageProgram& program : programs.stages) {
       std::array<StreamId, kStageStreams> streams{};
-      for (StreamId& s : streams) s = graph.add_stream();
+      for (StreamId& s : streams)
+        s = graph.add_stream();
       const auto first = static_cast<TaskId>(graph.task_count());
       first_task.push_back(first);
       for (const StageTask& t : program.tasks) {
         const TaskId id = graph.add_task(streams[static_cast<size_t>(t.stream)], t.duration);
-        for (uint32_t k = t.deps_begin; k < t.deps_end; ++k) depend(first + program.deps[k], id);
+        for (uint32_t k = t.deps_begin; k < t.deps_end; ++k)
+          depend(first + program.deps[k], id);
         if (t.receives >= 0) receivers.emplace_back(t.receives, id);
         if (t.sends >= 0) sender[static_cast<size_t>(t.sends)] = id;
         task.push_back(&t);
       }
     }
-    for (const auto& [key, receiver] : receivers) depend(sender[static_cast<size_t>(key)], receiver);
+    for (const auto& [key, receiver] : receivers)
+      depend(sender[static_cast<size_t>(key)], receiver);
   }
 
   void depend(TaskId before, TaskId after) {

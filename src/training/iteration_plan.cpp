@@ -253,7 +253,8 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
         const Bytes bytes = upto - assigned;
         assigned = upto;
         const CollectiveCost cost = pricer.price(comm->comm.kind, comm->comm.group, bytes);
-        plan.buckets.push_back({k, comm->comm.group, comm->comm.kind, bytes, cost.time, cost.algorithm});
+        plan.buckets.push_back(
+            {k, comm->comm.group, comm->comm.kind, bytes, cost.time, cost.algorithm});
       }
     }
   }

@@ -36,7 +36,8 @@ class StageBuilder {
     task.deps_begin = static_cast<uint32_t>(program_.deps.size());
     for (const uint32_t d : extra)
       if (d != kNone) program_.deps.push_back(d);
-    for (const uint32_t d : pending_) program_.deps.push_back(d);
+    for (const uint32_t d : pending_)
+      program_.deps.push_back(d);
     task.deps_end = static_cast<uint32_t>(program_.deps.size());
     program_.tasks.push_back(task);
     return static_cast<uint32_t>(program_.tasks.size() - 1);
@@ -104,7 +105,8 @@ class StageBuilder {
 
   void forward(const PipelineOp& op) {
     start_pass(op);
-    for (const size_t l : layers_of(op)) run_forward(plan_.layers[l]);
+    for (const size_t l : layers_of(op))
+      run_forward(plan_.layers[l]);
     forward_end_[static_cast<size_t>(op.micro_batch * v_ + op.chunk)] = last_compute_;
     if (s_ < p_ - 1)
       send(true, s_ + 1, op.micro_batch, op.chunk);
@@ -118,7 +120,8 @@ class StageBuilder {
     const auto& layers = layers_of(op);
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
       const PlannedLayer& layer = plan_.layers[*it];
-      for (const size_t r : layer.recompute) run_forward(plan_.layers[r]);
+      for (const size_t r : layer.recompute)
+        run_forward(plan_.layers[r]);
       compute(layer.input_grad.compute);
       uint32_t input_grad_comm = kNone;
       if (layer.input_grad.comm) {
@@ -170,7 +173,8 @@ class StageBuilder {
           blocking(*c);
       }
     }
-    for (const PlannedComm* c : gathers) blocking(*c);
+    for (const PlannedComm* c : gathers)
+      blocking(*c);
     compute(Time::zero());  // end of the stage's iteration
   }
 
@@ -188,7 +192,8 @@ class StageBuilder {
 
 IterationPrograms build_stage_programs(const IterationPlan& plan) {
   std::vector<std::vector<const GradientBucket*>> buckets_by_layer(plan.layers.size());
-  for (const GradientBucket& b : plan.buckets) buckets_by_layer[b.layer].push_back(&b);
+  for (const GradientBucket& b : plan.buckets)
+    buckets_by_layer[b.layer].push_back(&b);
   IterationPrograms programs;
   for (int64_t s = 0; s < plan.parallelism.pp; ++s)
     programs.stages.push_back(StageBuilder(plan, s, buckets_by_layer).build());

@@ -21,7 +21,7 @@ namespace orrery {
 
 enum class StageStream : uint8_t {
   Compute,
-  Tensor,      // the stream of each communication group, in CommGroup order
+  Tensor,  // the stream of each communication group, in CommGroup order
   Expert,
   Data,
   ExpertData,
@@ -43,10 +43,10 @@ struct StageTask {
   Time duration;            // compute time, or the analytical cost of the collective / transfer
   uint32_t deps_begin = 0;  // [deps_begin, deps_end) in StageProgram::deps
   uint32_t deps_end = 0;
-  int64_t receives = -1;    // the transfer key this task waits for, or -1
-  int64_t sends = -1;       // transfers: the key they deliver
-  int64_t to_stage = -1;    // transfers: the receiving stage
-  Communication comm;       // collectives
+  int64_t receives = -1;  // the transfer key this task waits for, or -1
+  int64_t sends = -1;     // transfers: the key they deliver
+  int64_t to_stage = -1;  // transfers: the receiving stage
+  Communication comm;     // collectives
   Algorithm algorithm = Algorithm::Ring;
 };
 
