@@ -18,12 +18,13 @@
 #include "report/text_summary.h"
 #include "training/analytical_simulator.h"
 #include "training/event_simulator.h"
+#include "training/flow_simulator.h"
 
 namespace orrery {
 namespace {
 
 struct SimulateArgs {
-  std::string workload;
+  std::vector<std::string> workloads;
   std::string format;
   std::string cluster = "simai-default";
   std::optional<int64_t> gpus;
@@ -110,10 +111,13 @@ int run_simulate(const SimulateArgs& a) {
   Diagnostics diagnostics;
   std::optional<WorkloadFormat> format;
   if (!a.format.empty()) format = parse_workload_format(a.format);
-  const Workload workload = read_workload_file(a.workload, format, diagnostics);
+  std::vector<Workload> workloads;
+  for (const std::string& path : a.workloads)
+    workloads.push_back(read_workload_file(path, format, diagnostics));
   const Cluster cluster = cluster_for(a);
+  const bool several = workloads.size() > 1;
 
-  Result result;
+  std::vector<Result> results;
   std::optional<simai::Report> simai_report;
   const bool simai = a.compat == "simai";
   const std::string mode = !a.mode.empty() ? a.mode : simai ? "analytical" : "event";
@@ -121,7 +125,10 @@ int run_simulate(const SimulateArgs& a) {
     diagnostics.warn({},
                      "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
                      "--compat simai (the event mode models overlap itself; see --no-overlap)");
+  if (several && (simai || !a.csv.empty()))
+    throw InputError("several workloads: --compat and --csv take one workload (use -o DIR)");
   if (simai) {
+    const Workload& workload = workloads.front();
     if (mode != "analytical")
       throw InputError("--compat simai reproduces SimAI's analytical mode; use --mode analytical");
     if (workload.policy == "DATA")
@@ -136,46 +143,77 @@ int run_simulate(const SimulateArgs& a) {
     o.ep_overlap = a.ep_overlap.value_or(0);
     o.pp_overlap = a.pp_overlap.value_or(1);
     simai_report = simai::run_analytical(workload, o, diagnostics);
-    result = simai::to_result(workload, o, *simai_report);
-    result.cluster = cluster.name;
+    results.push_back(simai::to_result(workload, o, *simai_report));
+    results.back().cluster = cluster.name;
   } else {
     SimulationOptions options;
     options.schedule = *parse_schedule(a.schedule);
     options.overlap = !a.no_overlap;
     options.world_size = a.gpus;
     options.algorithm = *parse_algorithm(a.algorithm);
-    std::unique_ptr<Simulator> simulator;
-    if (mode == "event")
-      simulator = std::make_unique<EventSimulator>();
-    else
-      simulator = std::make_unique<AnalyticalSimulator>();
-    result = simulator->simulate(workload, cluster, options, diagnostics);
+    if (mode == "flow") {
+      std::vector<const Workload*> jobs;
+      for (const Workload& w : workloads)
+        jobs.push_back(&w);
+      results = FlowSimulator().simulate_jobs(jobs, cluster, options, diagnostics);
+    } else {
+      if (several)
+        diagnostics.warn({}, "several workloads in " + mode +
+                                 " mode run independently; only --mode flow makes them share the "
+                                 "network");
+      std::unique_ptr<Simulator> simulator;
+      if (mode == "event")
+        simulator = std::make_unique<EventSimulator>();
+      else
+        simulator = std::make_unique<AnalyticalSimulator>();
+      for (const Workload& w : workloads)
+        results.push_back(simulator->simulate(w, cluster, options, diagnostics));
+    }
   }
-  result.warnings = diagnostics.warnings();
+  for (Result& r : results)
+    r.warnings = diagnostics.warnings();
 
-  const std::string run_name = a.run_name.empty() ? workload.name + "-" : a.run_name;
-  const auto write_csv = [&](std::ostream& out) {
-    if (simai_report)
-      simai::write_end_to_end_csv(out, *simai_report, run_name);
-    else
-      write_layer_csv(out, result);
-  };
-  if (!a.csv.empty()) write_file(a.csv, write_csv);
+  const std::string run_name = a.run_name.empty() ? workloads.front().name + "-" : a.run_name;
+  if (!a.csv.empty())
+    write_file(a.csv, [&](std::ostream& out) {
+      if (simai_report)
+        simai::write_end_to_end_csv(out, *simai_report, run_name);
+      else
+        write_layer_csv(out, results.front());
+    });
   if (!a.output_dir.empty()) {
     const std::filesystem::path dir(a.output_dir);
     std::error_code ec;
     std::filesystem::create_directory(dir, ec);
     if (!std::filesystem::is_directory(dir))
       throw InputError({a.output_dir, 0}, "cannot create output directory");
-    write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, result); });
-    write_file(dir / "summary.txt", [&](std::ostream& out) { write_text_summary(out, result); });
-    write_file(dir / (simai_report ? run_name + "EndToEnd.csv" : std::string("layers.csv")),
-               write_csv);
+    write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, results); });
+    write_file(dir / "summary.txt", [&](std::ostream& out) {
+      for (size_t k = 0; k < results.size(); ++k) {
+        if (k) out << "\n";
+        write_text_summary(out, results[k]);
+      }
+    });
+    if (simai_report) {
+      write_file(dir / (run_name + "EndToEnd.csv"), [&](std::ostream& out) {
+        simai::write_end_to_end_csv(out, *simai_report, run_name);
+      });
+    } else {
+      for (size_t k = 0; k < results.size(); ++k)
+        write_file(
+            dir / (several ? "layers-" + std::to_string(k + 1) + "-" + workloads[k].name + ".csv"
+                           : std::string("layers.csv")),
+            [&](std::ostream& out) { write_layer_csv(out, results[k]); });
+    }
   }
-  if (a.json)
-    write_json(std::cout, result);
-  else
-    write_text_summary(std::cout, result);
+  if (a.json) {
+    write_json(std::cout, results);
+  } else {
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (k) std::cout << "\n";
+      write_text_summary(std::cout, results[k]);
+    }
+  }
   return 0;
 }
 
@@ -192,7 +230,10 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       "  orrery simulate W.txt --json\n\n"
       "SimAI's own flag spellings are accepted too: -g, -nv, -nic, -n_p_s, -g_p_s, -dp_o, -tp_o,\n"
       "-ep_o, -pp_o, -r. Exit status: 0 success, 2 bad input or flags.");
-  cmd->add_option("workload", args->workload, "Workload file")->required();
+  cmd->add_option("workloads", args->workloads,
+                  "Workload file; several share one cluster (in flow mode, one network: job k on "
+                  "the GPUs after job k-1's)")
+      ->required();
   std::vector<std::string> formats;
   for (const auto name : workload_format_names())
     formats.emplace_back(name);
@@ -206,9 +247,10 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_option("-g,--gpus", args->gpus, "World size (GPUs); default: the workload's all_gpus")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--mode", args->mode,
-                  "event: discrete-event simulation with real pipeline schedules (the default); "
-                  "analytical: closed form (the default with --compat)")
-      ->check(CLI::IsMember({"event", "analytical"}));
+                  "event: discrete-event simulation with real pipeline schedules, one rank per "
+                  "stage (the default); flow: every rank explicit, collectives as flows sharing "
+                  "links max-min fairly; analytical: closed form (the default with --compat)")
+      ->check(CLI::IsMember({"event", "flow", "analytical"}));
   cmd->add_option("--compat", args->compat,
                   "Reproduce a peer's numbers exactly: simai (SimAI 1.7 SimAI_analytical; implies "
                   "--mode analytical)")

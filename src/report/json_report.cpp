@@ -26,9 +26,7 @@ Json breakdown(const Breakdown& b) {
               {"p2p", b.p2p.seconds()}};
 }
 
-}  // namespace
-
-void write_json(std::ostream& out, const Result& r) {
+Json to_json(const Result& r) {
   const Parallelism& p = r.parallelism;
   Json j;
   j["mode"] = r.mode;
@@ -62,11 +60,35 @@ void write_json(std::ostream& out, const Result& r) {
     j[r.peer->peer] = std::move(peer);
   }
   j["simulated_tasks"] = r.simulated_tasks;
+  if (r.mode == "flow") {
+    j["flows"] = r.flows;
+    Json links = Json::array();
+    for (const LinkUsage& l : r.hottest_links)
+      links.push_back({{"link", l.name},
+                       {"bytes", l.bytes},
+                       {"busy_s", l.busy.seconds()},
+                       {"peak_utilization", l.peak_utilization}});
+    j["hottest_links"] = std::move(links);
+  }
   Json warnings = Json::array();
   for (const Warning& w : r.warnings)
     warnings.push_back(w.to_string());
   j["warnings"] = std::move(warnings);
-  out << j.dump(2) << "\n";
+  return j;
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const Result& r) {
+  out << to_json(r).dump(2) << "\n";
+}
+
+void write_json(std::ostream& out, const std::vector<Result>& results) {
+  if (results.size() == 1) return write_json(out, results.front());
+  Json jobs = Json::array();
+  for (const Result& r : results)
+    jobs.push_back(to_json(r));
+  out << Json{{"jobs", std::move(jobs)}}.dump(2) << "\n";
 }
 
 }  // namespace orrery

@@ -5,11 +5,14 @@
 #pragma once
 
 #include <iosfwd>
+#include <vector>
 
 #include "workload/result.h"
 
 namespace orrery {
 
+// One result: the object. Several (jobs sharing a cluster): {"jobs": [...]}.
+void write_json(std::ostream& out, const std::vector<Result>& results);
 void write_json(std::ostream& out, const Result& result);
 
 }  // namespace orrery

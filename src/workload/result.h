@@ -62,6 +62,14 @@ struct PeerFigures {
   std::vector<std::pair<std::string, double>> values;  // e.g. {"total_us", 71889}
 };
 
+// Traffic on one network link over the iteration (flow mode).
+struct LinkUsage {
+  std::string name;
+  double bytes = 0;
+  Time busy;                    // time at least one flow crossed it
+  double peak_utilization = 0;  // highest rate / capacity
+};
+
 struct Result {
   std::string mode;      // "event", "analytical", "analytical (SimAI 1.7 compatible)"
   std::string schedule;  // pipeline schedule simulated, e.g. "1f1b"; empty if none
@@ -76,7 +84,9 @@ struct Result {
   std::vector<LayerTiming> layers;  // per-record costs, in file order
   std::optional<PeerFigures> peer;
   std::vector<Warning> warnings;
-  int64_t simulated_tasks = 0;  // size of the event simulation (0 for closed forms)
+  int64_t simulated_tasks = 0;           // size of the event simulation (0 for closed forms)
+  int64_t flows = 0;                     // flow mode: transfers simulated as flows
+  std::vector<LinkUsage> hottest_links;  // flow mode: the links that carried most, most first
 };
 
 }  // namespace orrery
