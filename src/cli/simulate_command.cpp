@@ -263,6 +263,16 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_flag("--no-overlap", args->no_overlap,
                 "Every collective blocks compute: no gradient-reduction overlap with the backward "
                 "pass, no input-gradient collective behind weight-gradient compute");
+  std::vector<std::string> algorithms = {"auto"};
+  for (const Algorithm a : all_algorithms())
+    algorithms.emplace_back(to_string(a));
+  cmd->add_option("--algo", args->algorithm,
+                  "Collective algorithm: auto (the fastest for each collective, as NCCL's tuner "
+                  "picks), or force one of: " +
+                      CLI::detail::join(algorithms, ", ") +
+                      " (where it cannot run, the fastest that can; flow mode has no tree)")
+      ->check(CLI::IsMember(algorithms))
+      ->capture_default_str();
   cmd->add_option(
       "--placement", args->placement,
       "Rank placement, parallel axes innermost first (default: the cluster's, tp,ep,dp,pp)");

@@ -559,8 +559,11 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
     }
     result.breakdown = result.stages[static_cast<size_t>(result.critical_stage)].breakdown;
     result.layers = layer_timings(*job.workload, job.plan);
-    result.simulated_tasks = static_cast<int64_t>(sim.ranks().size()) *
-                             static_cast<int64_t>(job.programs.stages.front().tasks.size());
+    for (int64_t l = 0; l < job.plan.parallelism.world_size; ++l) {
+      const RankState& r = sim.ranks()[static_cast<size_t>(job.first_rank + l)];
+      result.simulated_tasks +=
+          static_cast<int64_t>(job.programs.stages[static_cast<size_t>(r.stage)].tasks.size());
+    }
     result.flows = static_cast<int64_t>(sim.flows_);
     result.hottest_links = hottest;
     results.push_back(std::move(result));
