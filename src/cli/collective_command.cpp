@@ -32,8 +32,13 @@ CollectiveKind parse_op(const std::string& op) {
   if (op == "allgather" || op == "all_gather") return CollectiveKind::AllGather;
   if (op == "reducescatter" || op == "reduce_scatter") return CollectiveKind::ReduceScatter;
   if (op == "alltoall" || op == "all_to_all") return CollectiveKind::AllToAll;
-  throw InputError("--op: expected allreduce, allgather, reducescatter or alltoall, found '" + op +
-                   "'");
+  if (op == "broadcast") return CollectiveKind::Broadcast;
+  if (op == "reduce") return CollectiveKind::Reduce;
+  if (op == "sendrecv") return CollectiveKind::SendRecv;
+  throw InputError(
+      "--op: expected allreduce, allgather, reducescatter, alltoall, broadcast, "
+      "reduce or sendrecv, found '" +
+      op + "'");
 }
 
 Bytes size_flag(const std::string& flag, const std::string& text) {
@@ -125,9 +130,12 @@ std::function<int()> add_collective_command(CLI::App& app) {
       "Examples:\n"
       "  orrery collective --op allreduce --size 1GiB --ranks 64 --cluster hgx-h100\n"
       "  orrery collective --op allgather -b 8 -e 16GiB -f 2 --ranks 8 --cluster dgx-a100\n\n"
-      "algbw = size / time; busbw = algbw x 2(n-1)/n for all-reduce, x (n-1)/n otherwise (the\n"
-      "nccl-tests definitions; sizes as nccl-tests counts them). GB/s = 1e9 B/s.");
-  cmd->add_option("--op", args->op, "allreduce, allgather, reducescatter or alltoall")
+      "algbw = size / time; busbw = algbw x 2(n-1)/n for all-reduce, x (n-1)/n for all-gather,\n"
+      "reduce-scatter and all-to-all, x 1 for broadcast, reduce and sendrecv (the nccl-tests\n"
+      "definitions; sizes as nccl-tests counts them). GB/s = 1e9 B/s.");
+  cmd->add_option("--op", args->op,
+                  "allreduce, allgather, reducescatter, alltoall, broadcast, reduce or sendrecv "
+                  "(nccl-tests spellings such as all_reduce work too)")
       ->capture_default_str();
   cmd->add_option("--size", args->size, "Message size, e.g. 1GiB, 64MiB, 4096");
   cmd->add_option("-b,--min-size", args->min_size, "Sweep: smallest size");

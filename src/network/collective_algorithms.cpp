@@ -27,10 +27,15 @@ bool is_power_of_two(int64_t n) {
   return n > 0 && std::has_single_bit(static_cast<uint64_t>(n));
 }
 
+bool is_reduction_family(CollectiveKind kind) {
+  return kind == CollectiveKind::AllReduce || kind == CollectiveKind::AllGather ||
+         kind == CollectiveKind::ReduceScatter;
+}
+
 // A ring over every rank: bandwidth of the bottleneck tier (with the parallel rings of the ranks
 // below it), the slowest step latency.
 std::optional<Time> ring(const Topology& t, CollectiveKind kind, double s, const GroupShape& g) {
-  if (kind == CollectiveKind::AllToAll) return std::nullopt;
+  if (kind == CollectiveKind::AllToAll || kind == CollectiveKind::SendRecv) return std::nullopt;
   const auto dims = spanned(g);
   double below = 1;
   Bandwidth bus = Bandwidth::bytes_per_second(INFINITY);
@@ -39,6 +44,11 @@ std::optional<Time> ring(const Topology& t, CollectiveKind kind, double s, const
     bus = std::min(bus, step(t, g, d) * below);
     alpha = std::max(alpha, t[d].latency);
     below *= static_cast<double>(g.span[d]);
+  }
+  if (is_rooted(kind)) {
+    // A pipelined chain: C chunks, C + n - 2 steps of one chunk each.
+    const int64_t chunks = pipeline_chunks(static_cast<Bytes>(s));
+    return (bus.time_for(s / static_cast<double>(chunks)) + alpha) * (chunks + g.ranks - 2);
   }
   const int64_t steps = kind == CollectiveKind::AllReduce ? 2 * (g.ranks - 1) : g.ranks - 1;
   return bus.time_for(bus_factor(kind, g.ranks) * s) + alpha * steps;
@@ -49,7 +59,7 @@ std::optional<Time> ring(const Topology& t, CollectiveKind kind, double s, const
 std::optional<Time> hierarchical(const Topology& t, CollectiveKind kind, double s,
                                  const GroupShape& g) {
   const auto dims = spanned(g);
-  if (kind == CollectiveKind::AllToAll || dims.size() < 2) return std::nullopt;
+  if (!is_reduction_family(kind) || dims.size() < 2) return std::nullopt;
   const int phases = kind == CollectiveKind::AllReduce ? 2 : 1;
   Time total;
   double share = s;
@@ -96,7 +106,7 @@ std::optional<Time> nvls(const Topology& t, CollectiveKind kind, double s, const
 
 std::optional<Time> halving_doubling(const Topology& t, CollectiveKind kind, double s,
                                      const GroupShape& g) {
-  if (kind == CollectiveKind::AllToAll || !is_power_of_two(g.ranks)) return std::nullopt;
+  if (!is_reduction_family(kind) || !is_power_of_two(g.ranks)) return std::nullopt;
   Time phase;
   double bytes = s;
   for (const size_t d : spanned(g)) {
@@ -135,6 +145,18 @@ Time direct_exchange(const Topology& t, double s, const GroupShape& g) {
 }
 
 std::optional<Time> direct(const Topology& t, CollectiveKind kind, double s, const GroupShape& g) {
+  if (is_rooted(kind)) return std::nullopt;
+  if (kind == CollectiveKind::SendRecv) {
+    // Each rank sends S to the next: the slowest dimension a rank's transfer may cross.
+    Bandwidth slowest = Bandwidth::bytes_per_second(INFINITY);
+    Time alpha;
+    for (const size_t d : spanned(g)) {
+      const Bandwidth b = t[d].kind == DimensionKind::Ring ? t[d].effective() : step(t, g, d);
+      slowest = std::min(slowest, b);
+      alpha = std::max(alpha, t[d].latency);
+    }
+    return slowest.time_for(s) + alpha;
+  }
   const Time exchange = direct_exchange(t, s, g);
   return kind == CollectiveKind::AllReduce ? exchange * 2 : exchange;
 }
@@ -175,7 +197,28 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
 
 double bus_factor(CollectiveKind kind, int64_t ranks) {
   const auto n = static_cast<double>(ranks);
-  return kind == CollectiveKind::AllReduce ? 2 * (n - 1) / n : (n - 1) / n;
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      return 2 * (n - 1) / n;
+    case CollectiveKind::AllGather:
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AllToAll:
+      return (n - 1) / n;
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::Reduce:
+    case CollectiveKind::SendRecv:
+      return 1;
+  }
+  return 1;
+}
+
+bool is_rooted(CollectiveKind kind) {
+  return kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
+}
+
+int64_t pipeline_chunks(Bytes bytes) {
+  const Bytes chunks = (bytes + kPipelineChunk - 1) / kPipelineChunk;
+  return static_cast<int64_t>(std::clamp<Bytes>(chunks, 1, kMaxPipelineChunks));
 }
 
 std::optional<Time> algorithm_time(const Topology& t, Algorithm algorithm, CollectiveKind kind,
@@ -202,7 +245,9 @@ std::optional<Time> algorithm_time(const Topology& t, Algorithm algorithm, Colle
 }
 
 std::vector<Algorithm> auto_candidates(const Topology& t, CollectiveKind kind) {
-  if (kind == CollectiveKind::AllToAll) return {Algorithm::Direct};
+  if (kind == CollectiveKind::AllToAll || kind == CollectiveKind::SendRecv)
+    return {Algorithm::Direct};
+  if (is_rooted(kind)) return {Algorithm::Ring};
   std::vector<Algorithm> candidates = {Algorithm::Ring, Algorithm::Tree, Algorithm::Nvls};
   const bool direct_network =
       std::any_of(t.dimensions().begin(), t.dimensions().end(), [](const Dimension& d) {

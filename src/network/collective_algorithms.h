@@ -5,9 +5,10 @@
 // latency of d; S the message size (nccl-tests convention: all-reduce / reduce-scatter input,
 // all-gather output, all-to-all per-rank send buffer).
 //
-//   ring          one ring over all n ranks. B = min over spanned d of R_d * (ranks below d, i.e.
-//                 parallel rings through their own NICs); a = the largest a_d.
-//                 all-reduce 2(n-1)/n S/B + 2(n-1) a; all-gather, reduce-scatter (n-1)/n S/B +
+//   ring          one ring over all n ranks (broadcast, reduce: a pipelined chain of C chunks of
+//                 at most 1 MiB, C <= 64: (C + n - 2) (S/C / B + a)). B = min over spanned d of R_d
+//                 * (ranks below d, i.e. parallel rings through their own NICs); a = the largest
+//                 a_d. all-reduce 2(n-1)/n S/B + 2(n-1) a; all-gather, reduce-scatter (n-1)/n S/B +
 //                 (n-1) a
 //   hierarchical  the ring algorithm dimension by dimension (reduce-scatter inner to outer, then
 //                 all-gather outer to inner), each level on 1/(ranks below) of the data
@@ -18,10 +19,11 @@
 //                 S / (port * nvls_efficiency) + 2 a
 //   halving-doubling  recursive halving / doubling, power-of-two groups: log2 n steps, step i
 //                 moves S/2^(i+1) with the partner across the dimension of bit i (innermost first)
-//   direct        every pair at once: all-to-all sends S/n to each peer, the bytes leaving
-//                 through each dimension at its R_d (rings: the k^2/8 link load of shortest paths;
-//                 meshes: all k-1 links at once); all-reduce = reduce-scatter + all-gather of that
-//                 kind.
+//   direct        sendrecv: every rank sends S to the next, S / (slowest dimension) + a;
+//                 otherwise every pair at once: all-to-all sends S/n to each peer, the bytes
+//                 leaving through each dimension at its R_d (rings: the k^2/8 link load of shortest
+//                 paths; meshes: all k-1 links at once); all-reduce = reduce-scatter + all-gather
+//                 of that kind.
 // auto picks the fastest of the algorithms a GPU library would use, as NCCL's tuner does with its
 // own model: ring, tree and nvls (direct for all-to-all) on switch and fat-tree networks, plus
 // hierarchical and direct on networks with ring (torus) or mesh dimensions. halving-doubling and
@@ -70,7 +72,16 @@ CollectiveCost collective_cost(const Topology& topology, CollectiveKind kind, By
 // A point-to-point transfer between the two ranks of `pair` (see RankPlacement::neighbour_shape).
 Time point_to_point_time(const Topology& topology, Bytes bytes, const GroupShape& pair);
 
-// nccl-tests' busbw / algbw factor: 2(n-1)/n for all-reduce, (n-1)/n otherwise.
+// nccl-tests' busbw / algbw factor: 2(n-1)/n for all-reduce, (n-1)/n for all-gather,
+// reduce-scatter and all-to-all, 1 for broadcast, reduce and sendrecv.
 double bus_factor(CollectiveKind kind, int64_t ranks);
+
+// Broadcast and reduce: from or to one rank.
+bool is_rooted(CollectiveKind kind);
+
+// Chunks a pipelined chain splits a message into: one per MiB, at most 64.
+constexpr Bytes kPipelineChunk = kMiB;
+constexpr Bytes kMaxPipelineChunks = 64;
+int64_t pipeline_chunks(Bytes bytes);
 
 }  // namespace orrery

@@ -53,6 +53,8 @@ bool all_rings(const Topology& t, const std::vector<size_t>& dims) {
 }
 
 std::vector<size_t> spanned_dimensions(const Topology& t, std::span<const int64_t> members);
+std::vector<std::vector<int64_t>> groups_outside(const Topology& t,
+                                                 std::span<const int64_t> members, size_t d);
 
 // Steps of ring reduce-scatter or all-gather (`steps` of them) over each ring in `rings`, each
 // ring moving `per_step` bytes per rank per step.
@@ -73,9 +75,11 @@ int steps_of(CollectiveKind kind, int64_t n) {
   return static_cast<int>(kind == CollectiveKind::AllReduce ? 2 * (n - 1) : n - 1);
 }
 
-std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind, double s,
-                           std::span<const int64_t> members) {
-  const auto n = static_cast<int64_t>(members.size());
+// NCCL-like channels over `members`: c rings, c = the NICs a server's members can use when the
+// group spans servers (1 inside one), each visiting a server's members rotated so that it crosses
+// to the next server between GPUs of one rail.
+std::vector<std::vector<int64_t>> channel_rings(const Topology& t,
+                                                std::span<const int64_t> members) {
   // Blocks: members sharing every coordinate but the innermost (one switch domain each).
   const auto blocks = groups_outside(t, members, 0);
   int64_t channels = 1;
@@ -103,7 +107,14 @@ std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind, double s,
     }
     rings.push_back(std::move(order));
   }
-  double per_step = s / static_cast<double>(n * channels);
+  return rings;
+}
+
+std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind, double s,
+                           std::span<const int64_t> members) {
+  const auto n = static_cast<int64_t>(members.size());
+  std::vector<std::vector<int64_t>> rings = channel_rings(t, members);
+  double per_step = s / static_cast<double>(n * static_cast<int64_t>(rings.size()));
   if (all_rings(t, spanned_dimensions(t, members))) {
     add_reverse_rings(rings);
     per_step /= 2;
@@ -111,6 +122,52 @@ std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind, double s,
   std::vector<FlowStep> out;
   ring_steps(rings, steps_of(kind, n), per_step, out);
   return out;
+}
+
+// Broadcast (from members[0]) and reduce (to it) as a pipelined chain along each channel's ring
+// started at the root: C chunks, step t moves chunk t - i from chain position i to i + 1.
+std::vector<FlowStep> chain(const Topology& t, CollectiveKind kind, Bytes bytes,
+                            std::span<const int64_t> members) {
+  const auto n = static_cast<int64_t>(members.size());
+  std::vector<std::vector<int64_t>> chains = channel_rings(t, members);
+  for (auto& c : chains) {
+    std::rotate(c.begin(), std::find(c.begin(), c.end(), members.front()), c.end());
+    if (kind == CollectiveKind::Reduce) std::reverse(c.begin(), c.end());  // ends at the root
+  }
+  const int64_t chunks = pipeline_chunks(bytes);
+  const double per_chunk = static_cast<double>(bytes) /
+                           static_cast<double>(chunks * static_cast<int64_t>(chains.size()));
+  std::vector<FlowStep> out;
+  for (int64_t step = 0; step < chunks + n - 2; ++step) {
+    std::vector<Transfer> transfers;
+    for (const auto& c : chains)
+      for (int64_t i = 0; i + 1 < n; ++i)
+        if (step - i >= 0 && step - i < chunks)
+          transfers.push_back(
+              {c[static_cast<size_t>(i)], c[static_cast<size_t>(i + 1)], per_chunk});
+    FlowStep next = merged(std::move(transfers));
+    const auto same = [&](const FlowStep& a) {
+      if (a.transfers.size() != next.transfers.size()) return false;
+      for (size_t k = 0; k < a.transfers.size(); ++k)
+        if (a.transfers[k].src != next.transfers[k].src ||
+            a.transfers[k].dst != next.transfers[k].dst ||
+            a.transfers[k].bytes != next.transfers[k].bytes)
+          return false;
+      return true;
+    };
+    if (!out.empty() && same(out.back()))
+      ++out.back().repeat;
+    else
+      out.push_back(std::move(next));
+  }
+  return out;
+}
+
+std::vector<FlowStep> shift(double s, std::span<const int64_t> members) {
+  std::vector<Transfer> step;
+  for (size_t i = 0; i < members.size(); ++i)
+    step.push_back({members[i], members[(i + 1) % members.size()], s});
+  return {FlowStep{std::move(step), 1}};
 }
 
 std::vector<size_t> spanned_dimensions(const Topology& t, std::span<const int64_t> members) {
@@ -218,6 +275,8 @@ std::vector<FlowStep> collective_steps(const Topology& t, Algorithm algorithm, C
                                        Bytes bytes, std::span<const int64_t> members) {
   if (members.size() < 2) return {};
   const auto s = static_cast<double>(bytes);
+  if (is_rooted(kind)) return chain(t, kind, bytes, members);
+  if (kind == CollectiveKind::SendRecv) return shift(s, members);
   switch (algorithm) {
     case Algorithm::Ring:
       return ring(t, kind, s, members);

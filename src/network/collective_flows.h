@@ -11,6 +11,9 @@
 //                 (reduce-scatter) and back (all-gather), all sub-groups of a level at once
 //   halving-doubling  pairwise exchanges with the partner across bit i, innermost bits first
 //   direct        every ordered pair at once, S/n each (all-reduce: twice)
+//   broadcast, reduce: a pipelined chain along each channel's ring from (or to) the first member,
+//                 C chunks (pipeline_chunks) in C + n - 2 steps; sendrecv: one shift to the next
+//                 rank
 //   nvls          two steps (reduce, then multicast) of every member into and out of its switch,
 //                 each carrying S/2 scaled by efficiency / nvls_efficiency
 // Transfers between the same two GPUs in one step travel as one flow.

@@ -194,9 +194,12 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
       if (weight_grad && is_data_parallel(p.comm->group)) {
         if (!iteration_level(i))
           role = options.overlap ? CommRole::Async : CommRole::Blocking;
-        else if (p.comm->kind == CollectiveKind::AllGather)
+        else if (p.comm->kind == CollectiveKind::AllGather ||
+                 p.comm->kind == CollectiveKind::Broadcast)
           role = CommRole::ParameterGather;
-        else if (p.comm->kind != CollectiveKind::AllToAll)
+        else if (p.comm->kind == CollectiveKind::AllReduce ||
+                 p.comm->kind == CollectiveKind::ReduceScatter ||
+                 p.comm->kind == CollectiveKind::Reduce)
           role = CommRole::GradientReduction;
       }
       result.comm = pricer.price(*p.comm, role);

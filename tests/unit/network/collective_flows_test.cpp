@@ -45,6 +45,12 @@ TEST(CollectiveFlows, UncontendedFlowsTakeTheAnalyticalTime) {
     expect_flow_equals_analytical(torus, Algorithm::Hierarchical, kind, 1 << 30, 64);
   }
   expect_flow_equals_analytical(two, Algorithm::Direct, CollectiveKind::AllToAll, 1 << 26, 16);
+  for (const auto kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce}) {
+    expect_flow_equals_analytical(two, Algorithm::Ring, kind, 1 << 28, 8);
+    expect_flow_equals_analytical(two, Algorithm::Ring, kind, 1 << 28, 32);
+  }
+  expect_flow_equals_analytical(two, Algorithm::Direct, CollectiveKind::SendRecv, 1 << 28, 8);
+  expect_flow_equals_analytical(two, Algorithm::Direct, CollectiveKind::SendRecv, 1 << 28, 16);
   expect_flow_equals_analytical(two, Algorithm::Nvls, CollectiveKind::AllReduce, 1 << 30, 8);
 }
 

@@ -22,9 +22,10 @@ TEST(Topology, CoordinatesAreMixedRadixInnermostFirst) {
 TEST(Topology, StepBandwidthPerGpu) {
   const Topology t = testing::two_tier();
   EXPECT_DOUBLE_EQ(t.step_bandwidth(0).in_gb_per_second(), 100);
-  EXPECT_DOUBLE_EQ(t.step_bandwidth(1).in_gb_per_second(), 25);         // 8 rails x 25 / 8 GPUs
+  EXPECT_DOUBLE_EQ(t.step_bandwidth(1).in_gb_per_second(), 25);          // 8 rails x 25 / 8 GPUs
   EXPECT_DOUBLE_EQ(t.step_bandwidth(1, true).in_gb_per_second(), 12.5);  // 2:1 above the leaf
-  EXPECT_DOUBLE_EQ(testing::torus().step_bandwidth(2).in_gb_per_second(), 100);  // both ring directions
+  EXPECT_DOUBLE_EQ(testing::torus().step_bandwidth(2).in_gb_per_second(),
+                   100);  // both ring directions
 }
 
 TEST(Topology, RejectsInconsistentDimensions) {
