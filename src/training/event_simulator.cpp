@@ -101,22 +101,11 @@ Result EventSimulator::simulate(const Workload& workload, const Cluster& cluster
     if (binding[after] == kNone || timeline.finish[before] > timeline.finish[binding[after]])
       binding[after] = before;
 
-  Result result;
-  result.mode = "event";
-  result.schedule = std::string(to_string(plan.schedule));
-  result.workload = workload.name;
-  result.cluster = cluster.name;
-  result.parallelism = plan.parallelism;
+  std::vector<StageTiming> stages;
+  for (const StageProgram& program : programs.stages)
+    stages.push_back(account(program.stage, program, graph, timeline, binding));
+  Result result = plan_result("event", workload, cluster, plan, std::move(stages));
   result.simulated_tasks = static_cast<int64_t>(graph.graph.task_count());
-  for (const StageProgram& program : programs.stages) {
-    result.stages.push_back(account(program.stage, program, graph, timeline, binding));
-    if (result.stages.back().finish > result.iteration_time) {
-      result.iteration_time = result.stages.back().finish;
-      result.critical_stage = program.stage;
-    }
-  }
-  result.breakdown = result.stages[static_cast<size_t>(result.critical_stage)].breakdown;
-  result.layers = layer_timings(workload, plan);
   return result;
 }
 

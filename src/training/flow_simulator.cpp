@@ -536,29 +536,17 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
 
   std::vector<Result> results;
   for (const Job& job : jobs) {
-    Result result;
-    result.mode = "flow";
-    result.schedule = std::string(to_string(job.plan.schedule));
-    result.workload = job.workload->name;
-    result.cluster = cluster.name;
-    result.parallelism = job.plan.parallelism;
     // Each stage is represented by its rank that finishes last.
-    std::vector<std::optional<StageTiming>> stages(static_cast<size_t>(job.plan.parallelism.pp));
+    std::vector<std::optional<StageTiming>> last(static_cast<size_t>(job.plan.parallelism.pp));
     for (int64_t l = 0; l < job.plan.parallelism.world_size; ++l) {
-      const auto g = static_cast<uint32_t>(job.first_rank + l);
-      StageTiming t = account(sim, job, g);
-      auto& slot = stages[static_cast<size_t>(t.stage)];
+      StageTiming t = account(sim, job, static_cast<uint32_t>(job.first_rank + l));
+      auto& slot = last[static_cast<size_t>(t.stage)];
       if (!slot || t.finish > slot->finish) slot = std::move(t);
     }
-    for (auto& s : stages) {
-      result.stages.push_back(std::move(*s));
-      if (result.stages.back().finish > result.iteration_time) {
-        result.iteration_time = result.stages.back().finish;
-        result.critical_stage = result.stages.back().stage;
-      }
-    }
-    result.breakdown = result.stages[static_cast<size_t>(result.critical_stage)].breakdown;
-    result.layers = layer_timings(*job.workload, job.plan);
+    std::vector<StageTiming> stages;
+    for (auto& s : last)
+      stages.push_back(std::move(*s));
+    Result result = plan_result("flow", *job.workload, cluster, job.plan, std::move(stages));
     for (int64_t l = 0; l < job.plan.parallelism.world_size; ++l) {
       const RankState& r = sim.ranks()[static_cast<size_t>(job.first_rank + l)];
       result.simulated_tasks +=

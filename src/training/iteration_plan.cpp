@@ -293,4 +293,24 @@ std::vector<LayerTiming> layer_timings(const Workload& workload, const Iteration
   return rows;
 }
 
+Result plan_result(std::string mode, const Workload& workload, const Cluster& cluster,
+                   const IterationPlan& plan, std::vector<StageTiming> stages) {
+  Result result;
+  result.mode = std::move(mode);
+  result.schedule = std::string(to_string(plan.schedule));
+  result.workload = workload.name;
+  result.cluster = cluster.name;
+  result.parallelism = plan.parallelism;
+  result.stages = std::move(stages);
+  for (const StageTiming& s : result.stages)
+    if (s.finish > result.iteration_time) {
+      result.iteration_time = s.finish;
+      result.critical_stage = s.stage;
+    }
+  for (const StageTiming& s : result.stages)
+    if (s.stage == result.critical_stage) result.breakdown = s.breakdown;
+  result.layers = layer_timings(workload, plan);
+  return result;
+}
+
 }  // namespace orrery
