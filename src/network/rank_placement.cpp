@@ -1,8 +1,6 @@
 #include "network/rank_placement.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <stdexcept>
 
 namespace orrery {
@@ -60,24 +58,28 @@ GroupShape RankPlacement::shape_of(std::span<const int64_t> ranks) const {
   GroupShape shape;
   shape.ranks = static_cast<int64_t>(ranks.size());
   shape.span.assign(dims, 1);
-  std::vector<std::vector<int64_t>> coords;
-  coords.reserve(ranks.size());
-  for (const int64_t r : ranks)
-    coords.push_back(topology_.coordinates(r));
+  // For each dimension: (position outside it, position in it) of every member; the span is the
+  // most distinct positions in it sharing one position outside.
+  std::vector<std::pair<int64_t, int64_t>> at(ranks.size());
+  int64_t below = 1;
   for (size_t d = 0; d < dims; ++d) {
-    // Distinct coordinates in d among members sharing their coordinates outside d.
-    std::map<std::vector<int64_t>, std::set<int64_t>> blocks;
-    for (const auto& c : coords)
-      blocks[std::vector<int64_t>(c.begin() + static_cast<long>(d) + 1, c.end())].insert(c[d]);
-    for (const auto& [outside, inside] : blocks)
-      shape.span[d] = std::max<int64_t>(shape.span[d], static_cast<int64_t>(inside.size()));
     const Dimension& dim = topology_[d];
-    if (dim.kind == DimensionKind::FatTree && dim.servers_per_leaf > 0) {
-      std::set<int64_t> leaves;
-      for (const auto& c : coords)
-        leaves.insert(c[d] / dim.servers_per_leaf);
-      if (leaves.size() > 1) shape.crosses_leaves = true;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const int64_t position = ranks[i] / below;
+      at[i] = dim.size > 0 ? std::pair{position / dim.size, position % dim.size}
+                           : std::pair{int64_t{0}, position};
     }
+    std::sort(at.begin(), at.end());
+    int64_t run = 0;
+    for (size_t i = 0; i < at.size(); ++i) {
+      if (i == 0 || at[i].first != at[i - 1].first) run = 0;
+      if (i == 0 || at[i] != at[i - 1]) ++run;
+      shape.span[d] = std::max(shape.span[d], run);
+    }
+    if (dim.kind == DimensionKind::FatTree && dim.servers_per_leaf > 0 &&
+        at.front().second / dim.servers_per_leaf != at.back().second / dim.servers_per_leaf)
+      shape.crosses_leaves = true;
+    below *= dim.size > 0 ? dim.size : 1;
   }
   return shape;
 }
@@ -85,8 +87,10 @@ GroupShape RankPlacement::shape_of(std::span<const int64_t> ranks) const {
 GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* uniform) const {
   GroupShape worst;
   bool same = true, first = true;
-  const auto spread = [](const GroupShape& s) {
-    return std::vector<int64_t>(s.span.rbegin(), s.span.rend());
+  // More spread: larger spans, compared from the outermost dimension in.
+  const auto more_spread = [](const GroupShape& a, const GroupShape& b) {
+    return std::lexicographical_compare(b.span.rbegin(), b.span.rend(), a.span.rbegin(),
+                                        a.span.rend());
   };
   for (const int64_t base : group_bases(axes)) {
     const std::vector<int64_t> members = group_members(axes, base);
@@ -97,8 +101,8 @@ GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* unifor
       continue;
     }
     if (shape.span != worst.span || shape.crosses_leaves != worst.crosses_leaves) same = false;
-    if (spread(shape) > spread(worst) ||
-        (spread(shape) == spread(worst) && shape.crosses_leaves && !worst.crosses_leaves))
+    if (more_spread(shape, worst) ||
+        (shape.span == worst.span && shape.crosses_leaves && !worst.crosses_leaves))
       worst = std::move(shape);
   }
   if (uniform) *uniform = same;
