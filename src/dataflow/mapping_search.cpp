@@ -384,6 +384,10 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
   out.exhaustive = !timed_out;
 
   if (top.empty()) {
+    if (timed_out)
+      throw InputError(run_at, fmt::format("the search's time limit ({:g} s) ran out before any "
+                                           "mapping was found; raise gurobi.time or --time-limit",
+                                           limit_s));
     if (candidates != 1 || free_fusion)
       throw InputError(system_at, "no mapping fits the system (SRAM, cores or DRAM capacity)");
     // One fixed candidate that does not fit: evaluate it anyway, and say why DFModel would not.

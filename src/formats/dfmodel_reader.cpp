@@ -3,6 +3,7 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <sstream>
@@ -166,9 +167,25 @@ class Reader {
     parser.WriteLocationsTo(&tree);
     const bool ok = parser.ParseFromString(std::string(content_), &dse_);
     if (!ok || errors.any())
-      throw InputError({path_, errors.line()},
-                       "expected DFModel DSE text (protobuf text format): " + errors.message() +
-                           " (column " + std::to_string(errors.column()) + ")");
+      throw InputError({path_, value_line(errors)},
+                       "expected DFModel DSE text (protobuf text format): " + errors.message());
+  }
+
+  // The text parser reports an unknown enum value at the token after it; this finds the value.
+  int64_t value_line(const FirstError& e) const {
+    static constexpr std::string_view kEnum = "Unknown enumeration value of \"";
+    if (!e.message().starts_with(kEnum)) return e.line();
+    const auto start = kEnum.size();
+    const std::string value = e.message().substr(start, e.message().find('"', start) - start);
+    size_t offset = 0;  // of the reported line
+    for (int64_t line = 1; line < e.line(); ++line) {
+      const size_t eol = content_.find('\n', offset);
+      if (eol == std::string_view::npos) break;
+      offset = eol + 1;
+    }
+    const size_t at = content_.rfind(value, offset + static_cast<size_t>(e.column()));
+    if (at == std::string_view::npos || value.empty()) return e.line();
+    return 1 + std::count(content_.begin(), content_.begin() + static_cast<long>(at), '\n');
   }
 
   static bool has_unknown_fields(const Message& m) {
