@@ -198,6 +198,58 @@ void check_pins(const DataflowProblem& p, const DataflowGraph& g) {
   }
 }
 
+// Where the file carries DFModel's stage-2 output (shards, edge tile bytes, kernel-by-kernel
+// configurations), says in one warning each if the mapping evaluated differs from it.
+void compare_stage2_outputs(const DataflowProblem& p, const Evaluation& ev,
+                            Diagnostics& diagnostics) {
+  const auto report = [&](const std::string& field, int64_t count, int64_t line,
+                          const std::string& first) {
+    if (count == 0) return;
+    diagnostics.warn({p.source, line},
+                     field + ": " + first +
+                         (count > 1 ? fmt::format(" (and {} more)", count - 1) : "") +
+                         "; the file's stage-2 output is not the mapping evaluated");
+  };
+  int64_t shards = 0, configs = 0, line = 0, config_line = 0;
+  std::string first, first_config;
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const DataflowKernel& kernel = p.kernels[k];
+    const KernelShard& s = ev.shards[k];
+    const bool given = kernel.shard_outer_m > 0 || kernel.shard_n > 0;
+    const bool k_differs = kernel.variant != KernelVariant::Elementwise &&
+                           kernel.variant != KernelVariant::ElementwiseInputInput &&
+                           kernel.shard_k != s.k;
+    if (given && (kernel.shard_outer_m != s.m || kernel.shard_n != s.n || k_differs) &&
+        shards++ == 0) {
+      line = kernel.line;
+      first =
+          fmt::format("kernel '{}' has {} x {} x {}, the mapping gives {} x {} x {}", kernel.name,
+                      kernel.shard_outer_m, kernel.shard_k, kernel.shard_n, s.m, s.k, s.n);
+    }
+    if (p.run.style == ExecutionStyle::KernelByKernel &&
+        ev.mapping.style == ExecutionStyle::KernelByKernel && kernel.config >= 0 &&
+        kernel.config != ev.mapping.config[k] && configs++ == 0) {
+      config_line = kernel.line;
+      first_config = fmt::format("kernel '{}' has config {}, kernel-by-kernel runs it in {}",
+                                 kernel.name, kernel.config, ev.mapping.config[k]);
+    }
+  }
+  report("shard_outer_M/shard_K/shard_N", shards, line, first);
+  report("config", configs, config_line, first_config);
+  int64_t edges = 0, edge_line = 0;
+  std::string first_edge;
+  for (size_t e = 0; e < p.edges.size(); ++e) {
+    const double given = p.edges[e].shard_tensor_bytes;
+    if (given > 0 && static_cast<float>(given) != static_cast<float>(ev.edge_tile_bytes[e]) &&
+        edges++ == 0) {
+      edge_line = p.edges[e].line;
+      first_edge = fmt::format("connection {} has {:g} bytes, the mapping gives {:g}",
+                               p.edges[e].id, given, ev.edge_tile_bytes[e]);
+    }
+  }
+  report("shard_tensor_size", edges, edge_line, first_edge);
+}
+
 }  // namespace
 
 std::string SearchOutcome::statement() const {
@@ -414,6 +466,7 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
       evaluate(*scored_problem, graph, out.sharding, out.ranked.front().mapping, options.model);
   out.ranked.front().final_ns = out.best.final_ns;
   out.ranked.front().all_config_ii_ns = out.best.all_config_ii_ns;
+  compare_stage2_outputs(problem, out.best, diagnostics);
   for (const std::string& why : out.best.misfits)
     diagnostics.warn(system_at,
                      "the mapping does not fit, so DFModel's solver would reject it: " + why);
