@@ -88,7 +88,10 @@ int run_simulate(const SimulateArgs& a) {
     d.json = a.json;
     d.csv = a.csv;
     d.output_dir = a.output_dir;
-    if (a.cluster_given) d.cluster = cluster_for(a);
+    if (a.gpus) throw InputError("--gpus: a DFModel file's num_chip sets the chips");
+    if (a.cluster_given || a.nvlink_busbw || a.nic_busbw || a.gpus_per_server ||
+        a.nics_per_server || !a.placement.empty())
+      d.cluster = cluster_for(a);
     d.options.schedule = *parse_schedule(a.schedule);
     d.options.overlap = !a.no_overlap;
     return simulate_dataflow(d);

@@ -1,7 +1,7 @@
 #include "dataflow/cost_terms.h"
 
 #include <algorithm>
-#include <cmath>
+#include <utility>
 
 #include "dataflow/collective_ratio.h"
 
@@ -16,30 +16,42 @@ bool splits_rows(TensorAxis a) {
   return a == TensorAxis::Outer || a == TensorAxis::M;
 }
 
-// Best cycles per tile of one kernel for every core count 1..cores: lane x stage cores, lanes
-// across shard_M in units of the systolic width, stages across shard_N in units of its height.
-std::vector<double> cycles_by_cores(const KernelTerms& t, const DataflowKernel& k,
-                                    const DataflowSystem& s) {
-  const int64_t cores = std::max<int64_t>(s.cores, 1);
-  const int64_t work = k.num_input > 0 ? k.num_input : 1;
-  const bool systolic = k.unit == KernelUnit::Systolic;
-  const int64_t max_lanes = ceil_div(t.shard_m, s.systolic_width);
-  const int64_t max_stages = systolic ? ceil_div(t.shard_n, s.systolic_height) : 1;
-  std::vector<double> best(static_cast<size_t>(cores) + 1, 0.0);
-  double so_far = HUGE_VAL;
-  for (int64_t p = 1; p <= cores; ++p) {
-    for (int64_t lanes = 1; lanes <= std::min(p, max_lanes); ++lanes) {
-      const int64_t stages = std::min(p / lanes, max_stages);
-      const int64_t rows = ceil_div(t.shard_m, lanes * s.systolic_width);
-      const double cycles =
-          systolic ? static_cast<double>(rows * ceil_div(t.shard_n, stages * s.systolic_height) *
-                                         t.shard_k * work)
-                   : static_cast<double>(rows * t.shard_n * work);
-      so_far = std::min(so_far, cycles);
-    }
-    best[static_cast<size_t>(p)] = so_far;
+// Each distinct value of ceil(a / x) for x = 1..a, with the smallest x giving it: (x, value).
+std::vector<std::pair<int64_t, int64_t>> ceiling_steps(int64_t a) {
+  std::vector<std::pair<int64_t, int64_t>> steps;
+  for (int64_t x = 1; x <= a;) {
+    const int64_t v = ceil_div(a, x);
+    steps.push_back({x, v});
+    if (v == 1) break;
+    x = ceil_div(a, v - 1);  // the first x with ceil(a / x) < v
   }
-  return best;
+  return steps;
+}
+
+// The cycles per tile of one kernel on lanes x stages cores (lanes across shard_M in units of the
+// systolic width, stages across shard_N in units of its height; SIMD kernels use one stage), as
+// the Pareto steps of cores against cycles within the chip's cores.
+std::vector<KernelTerms::CycleStep> cycle_steps(const KernelTerms& t, const DataflowKernel& k,
+                                                const DataflowSystem& s) {
+  const double work = k.num_input > 0 ? static_cast<double>(k.num_input) : 1.0;
+  const bool systolic = k.unit == KernelUnit::Systolic;
+  const auto lanes = ceiling_steps(ceil_div(t.shard_m, s.systolic_width));
+  const auto stages = systolic ? ceiling_steps(ceil_div(t.shard_n, s.systolic_height))
+                               : std::vector<std::pair<int64_t, int64_t>>{{1, t.shard_n}};
+  const double depth = systolic ? static_cast<double>(t.shard_k) : 1.0;
+  std::vector<KernelTerms::CycleStep> all;
+  for (const auto& [l, rows] : lanes)
+    for (const auto& [st, columns] : stages)
+      if (l * st <= s.cores)
+        all.push_back(
+            {l * st, static_cast<double>(rows) * static_cast<double>(columns) * depth * work});
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.cores != b.cores ? a.cores < b.cores : a.cycles < b.cycles;
+  });
+  std::vector<KernelTerms::CycleStep> steps;
+  for (const auto& step : all)
+    if (steps.empty() || step.cycles < steps.back().cycles) steps.push_back(step);
+  return steps;
 }
 
 }  // namespace
@@ -114,8 +126,14 @@ CostTerms::CostTerms(const DataflowProblem& problem, const DataflowGraph& graph,
     }
     t.memory_extra_bytes = k.memory_bytes;
     if (k.variant == KernelVariant::GemmInputWeight) t.weight_bytes = sm * sk * word;
-    if (cycle_mode_) t.cycles_by_cores = cycles_by_cores(t, k, sys);
+    if (cycle_mode_) {
+      t.cycle_steps = cycle_steps(t, k, sys);
+      for (const auto& step : t.cycle_steps)
+        cycle_values_.push_back(step.cycles);
+    }
   }
+  std::sort(cycle_values_.begin(), cycle_values_.end());
+  cycle_values_.erase(std::unique(cycle_values_.begin(), cycle_values_.end()), cycle_values_.end());
 
   edges_.resize(graph.edges().size());
   for (size_t e = 0; e < graph.edges().size(); ++e) {
@@ -142,34 +160,33 @@ CostTerms::CostTerms(const DataflowProblem& problem, const DataflowGraph& graph,
 }
 
 double CostTerms::cycle_mode_compute_ns(const std::vector<size_t>& members, bool& fits) const {
-  const auto cores = static_cast<size_t>(std::max<int64_t>(problem_.system.cores, 1));
-  if (members.size() > cores) {
-    fits = false;
-    return 0;
-  }
-  // Smallest T such that giving each kernel the fewest cores reaching T fits in the cores.
-  std::vector<double> candidates;
-  for (const size_t k : members) {
-    const auto& best = kernels_[k].cycles_by_cores;
-    candidates.insert(candidates.end(), best.begin() + 1, best.end());
-  }
-  std::sort(candidates.begin(), candidates.end());
-  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  // The smallest cycle count T such that giving each kernel the fewest cores that reach T fits
+  // in the chip's cores (a min-max allocation: each kernel's cycles fall as its cores grow).
+  const int64_t cores = problem_.system.cores;
   const auto cores_needed = [&](double target) {
-    size_t total = 0;
+    int64_t total = 0;
     for (const size_t k : members) {
-      const auto& best = kernels_[k].cycles_by_cores;  // non-increasing in the core count
-      const auto it =
-          std::partition_point(best.begin() + 1, best.end(), [&](double c) { return c > target; });
-      if (it == best.end()) return cores + 1;
-      total += static_cast<size_t>(it - best.begin());
+      const auto& steps = kernels_[k].cycle_steps;
+      const auto it = std::partition_point(steps.begin(), steps.end(),
+                                           [&](const auto& s) { return s.cycles > target; });
+      if (it == steps.end()) return cores + 1;
+      total += it->cores;
     }
     return total;
   };
-  const auto it = std::partition_point(candidates.begin(), candidates.end(),
+  // No kernel goes below its fewest cycles (all cores), so the answer is at least their max.
+  double floor = 0;
+  for (const size_t k : members)
+    if (!kernels_[k].cycle_steps.empty())
+      floor = std::max(floor, kernels_[k].cycle_steps.back().cycles);
+  const auto from = std::lower_bound(cycle_values_.begin(), cycle_values_.end(), floor);
+  const auto it = std::partition_point(from, cycle_values_.end(),
                                        [&](double t) { return cores_needed(t) > cores; });
-  const double cycles = it == candidates.end() ? candidates.back() : *it;
-  return static_cast<double>(num_tile_) * cycles / problem_.system.freq_ghz;
+  if (it == cycle_values_.end()) {
+    fits = false;
+    return 0;
+  }
+  return static_cast<double>(num_tile_) * *it / problem_.system.freq_ghz;
 }
 
 ConfigTiming CostTerms::finish(const Sums& s, const std::vector<size_t>& members) const {

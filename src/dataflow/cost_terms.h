@@ -40,8 +40,13 @@ struct KernelTerms {
   double dp_network_ns = 0;                       // data-parallel gradient all-reduce share
   double memory_extra_bytes = 0;
   double weight_bytes = 0;  // per chip (0 for kernels without a weight)
-  // Cycle mode: best cycles per tile with p cores, p = 0..cores (index 0 unused).
-  std::vector<double> cycles_by_cores;
+  // Cycle mode: the fewest cycles per tile reachable with a number of cores, as steps of
+  // (cores, cycles) with cores increasing and cycles decreasing; the first step has >= 1 core.
+  struct CycleStep {
+    int64_t cores = 1;
+    double cycles = 0;
+  };
+  std::vector<CycleStep> cycle_steps;
 };
 
 struct EdgeTerms {
@@ -69,7 +74,6 @@ class CostTerms {
   const EdgeTerms& edge(size_t e) const { return edges_[e]; }
   int64_t num_tile() const { return num_tile_; }
   double peak_gflops() const { return peak_gflops_; }
-  bool cycle_mode() const { return cycle_mode_; }
 
   // Time of the configuration holding `members` (kernel indices), where in_config(k) tells
   // membership; edges with exactly one end inside are DRAM-staged, edges with both are fused.
@@ -92,6 +96,7 @@ class CostTerms {
   ModelOptions options_;
   std::vector<KernelTerms> kernels_;
   std::vector<EdgeTerms> edges_;
+  std::vector<double> cycle_values_;  // cycle mode: every kernel's step cycles, sorted, unique
   int64_t num_tile_ = 1;
   double peak_gflops_ = 0;
   bool cycle_mode_ = false;

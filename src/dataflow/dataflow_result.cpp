@@ -45,14 +45,15 @@ DataflowMappingRow mapping_row(const RankedMapping& r) {
   return row;
 }
 
-}  // namespace
-
+// "x: PP 128, y: DP 32".
 std::string describe_layout(const Mapping& m) {
   std::string s;
   for (size_t i = 0; i < m.shape.size(); ++i)
     s += fmt::format("{}{}: {} {}", i ? ", " : "", "xyz"[i], role_name(m.roles[i]), m.shape[i]);
   return s;
 }
+
+}  // namespace
 
 Result dataflow_result(const DataflowProblem& problem, const SearchOutcome& outcome) {
   const Evaluation& ev = outcome.best;

@@ -14,7 +14,4 @@ namespace orrery {
 
 Result dataflow_result(const DataflowProblem& problem, const SearchOutcome& outcome);
 
-// "x: PP 128, y: DP 32" for a mapping on the problem's topology.
-std::string describe_layout(const Mapping& mapping);
-
 }  // namespace orrery

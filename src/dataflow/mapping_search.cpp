@@ -74,7 +74,52 @@ struct Layout {
   std::vector<int64_t> shape;
   std::vector<ParallelRole> roles;
   int64_t tp = 1, pp = 1, dp = 1;
+
+  Mapping mapping(int64_t micro_batch, int64_t tile_size, ExecutionStyle style) const {
+    Mapping m;
+    m.shape = shape;
+    m.roles = roles;
+    m.tp = tp;
+    m.pp = pp;
+    m.dp = dp;
+    m.micro_batch = micro_batch;
+    m.tile_size = tile_size;
+    m.style = style;
+    return m;
+  }
 };
+
+// Every shape of the topology (fixed sizes kept) with every allowed role assignment whose
+// data-parallel degree divides the global batch.
+std::vector<Layout> layouts_of(const DataflowProblem& problem) {
+  const DataflowSystem& sys = problem.system;
+  const SourceLocation at{problem.source, sys.line};
+  std::vector<int64_t> fixed;
+  for (const TopologyDimension& d : sys.dimensions)
+    fixed.push_back(d.size);
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<int64_t> scratch;
+  factorizations(fixed, sys.chips, scratch, shapes);
+  if (shapes.empty())
+    throw InputError(at, sys.topology + ": expected dimension sizes whose product is num_chip " +
+                             std::to_string(sys.chips));
+  std::vector<Layout> layouts;
+  for (const auto& roles : role_assignments(sys.dimensions))
+    for (const auto& shape : shapes) {
+      Layout l{shape, roles};
+      for (size_t i = 0; i < shape.size(); ++i)
+        (roles[i] == ParallelRole::Tensor     ? l.tp
+         : roles[i] == ParallelRole::Pipeline ? l.pp
+                                              : l.dp) = shape[i];
+      if (problem.run.llm->global_batch % l.dp == 0) layouts.push_back(std::move(l));
+    }
+  if (layouts.empty())
+    throw InputError(at,
+                     "no layout of TP/PP/DP on the topology has a data-parallel degree dividing "
+                     "global_batch_size " +
+                         std::to_string(problem.run.llm->global_batch));
+  return layouts;
+}
 
 // Tile size fixed by the file's stage-2 shard sizes: every tiled kernel's shard on its tiled
 // axis must give the same number of tiles.
@@ -275,33 +320,7 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
   const double limit_s =
       options.time_limit_s.value_or(static_cast<double>(problem.limits.time_limit_s));
 
-  // Shapes x role assignments, keeping those whose DP divides the global batch.
-  std::vector<int64_t> fixed;
-  for (const TopologyDimension& d : sys.dimensions)
-    fixed.push_back(d.size);
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<int64_t> scratch;
-  factorizations(fixed, sys.chips, scratch, shapes);
-  if (shapes.empty())
-    throw InputError(system_at, sys.topology +
-                                    ": expected dimension sizes whose product is "
-                                    "num_chip " +
-                                    std::to_string(sys.chips));
-  std::vector<Layout> layouts;
-  for (const auto& roles : role_assignments(sys.dimensions))
-    for (const auto& shape : shapes) {
-      Layout l{shape, roles};
-      for (size_t i = 0; i < shape.size(); ++i)
-        (roles[i] == ParallelRole::Tensor     ? l.tp
-         : roles[i] == ParallelRole::Pipeline ? l.pp
-                                              : l.dp) = shape[i];
-      if (llm.global_batch % l.dp == 0) layouts.push_back(std::move(l));
-    }
-  if (layouts.empty())
-    throw InputError(system_at,
-                     "no layout of TP/PP/DP on the topology has a data-parallel "
-                     "degree dividing global_batch_size " +
-                         std::to_string(llm.global_batch));
+  const std::vector<Layout> layouts = layouts_of(problem);
 
   std::vector<ExecutionStyle> styles = options.styles;
   if (styles.empty()) styles.push_back(problem.run.style);
@@ -387,7 +406,6 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
   std::atomic<bool> timed_out{false};
   std::mutex merge;
   std::vector<Ranked> top;
-  std::optional<Ranked> single;  // the only candidate, even if it does not fit
   const size_t keep = std::max<size_t>(options.top_k, 1);
   const auto work = [&]() {
     std::vector<Ranked> local;
@@ -402,17 +420,8 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
         for (size_t s = 0; s < styles.size(); ++s) {
           std::optional<RankedMapping> best;
           for (const int64_t tile : tiles) {
-            Mapping m;
-            m.shape = l.shape;
-            m.roles = l.roles;
-            m.tp = l.tp;
-            m.pp = l.pp;
-            m.dp = l.dp;
-            m.micro_batch = batches[i][b];
-            m.tile_size = tile;
-            m.style = styles[s];
             ++evaluated;
-            auto scored = scorer.score(m);
+            auto scored = scorer.score(l.mapping(batches[i][b], tile, styles[s]));
             if (!scored) continue;
             ++fitting;
             if (!best || scored->final_ns < best->final_ns) best = std::move(scored);
@@ -443,16 +452,10 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
     if (candidates != 1 || free_fusion)
       throw InputError(system_at, "no mapping fits the system (SRAM, cores or DRAM capacity)");
     // One fixed candidate that does not fit: evaluate it anyway, and say why DFModel would not.
-    Mapping m;
-    const Layout& l = layouts.front();
-    m.shape = l.shape;
-    m.roles = l.roles;
-    m.tp = l.tp;
-    m.pp = l.pp;
-    m.dp = l.dp;
-    m.micro_batch = batches.front().front();
-    m.tile_size = tiles.front();
-    m.style = styles.front();
+    size_t i = 0;
+    while (batches[i].empty())
+      ++i;
+    Mapping m = layouts[i].mapping(batches[i].front(), tiles.front(), styles.front());
     const size_t n = problem.kernels.size();
     for (size_t k = 0; k < n; ++k)
       m.config.push_back(m.style == ExecutionStyle::KernelByKernel ? static_cast<int64_t>(k)

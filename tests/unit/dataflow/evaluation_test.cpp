@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "dataflow/dataflow_graph.h"
 #include "dataflow/sharding_plan.h"
 #include "tiny_problem.h"
@@ -189,6 +192,25 @@ TEST(DataflowEvaluation, CycleModeSharesCoresAmongFusedKernels) {
   m.config = {0, 0};
   ev = run(p, m);
   EXPECT_DOUBLE_EQ(ev.configs[0].timing.compute_ns, 16.0);
+}
+
+TEST(DataflowEvaluation, CycleModeMatchesABruteForceCoreSplit) {
+  // One GEMM 100 x 7 x 37 (no tiling) on 16 cores of a 4 x 3 systolic array: the fewest cycles
+  // over every lanes x stages <= 16 is ceil(100 / (lanes 4)) ceil(37 / (stages 3)) 7.
+  DataflowProblem p = test::tiny_problem("r", {{LinkKind::Ring, 1, 10, ParallelRole::Data}});
+  p.system.cores = 16;
+  p.system.systolic_width = 4;
+  p.system.systolic_height = 3;
+  p.run.compute_util = 0;
+  p.kernels = {gemm(1, "G", 100, 7, 37, TensorAxis::M)};
+  p.kernels[0].tiling = TensorAxis::None;
+  int64_t best = INT64_MAX;
+  for (int64_t lanes = 1; lanes <= 16; ++lanes)
+    for (int64_t stages = 1; lanes * stages <= 16; ++stages)
+      best = std::min(best, ((100 + 4 * lanes - 1) / (4 * lanes)) *
+                                ((37 + 3 * stages - 1) / (3 * stages)) * 7);
+  const Evaluation ev = run(p, kernel_by_kernel(p, 1, 1, 1));
+  EXPECT_DOUBLE_EQ(ev.configs[0].timing.compute_ns, 4.0 * static_cast<double>(best));
 }
 
 }  // namespace
