@@ -64,6 +64,9 @@ void check_kernel(DataflowKernel& k, int64_t word, const std::string& file, Diag
     k.outer = 1;
   }
   if (k.m < 1 || k.n < 1) throw InputError(at, label(k) + ": expected M >= 1 and N >= 1");
+  constexpr int64_t kLargest = 2147483647;  // keeps products of sizes exact in 64 bits
+  if (k.outer > kLargest || k.m > kLargest || k.k > kLargest || k.n > kLargest)
+    throw InputError(at, label(k) + ": expected outer, M, K and N <= 2147483647");
   if (is_elementwise(k)) {
     k.k = 1;
   } else if (k.k < 1) {
@@ -79,7 +82,8 @@ void check_kernel(DataflowKernel& k, int64_t word, const std::string& file, Diag
                          k.memory_bytes, k.collective_bytes})
     if (!std::isfinite(v)) throw InputError(at, label(k) + ": expected finite tensor sizes");
   if (k.output_bytes <= 0) {
-    k.output_bytes = static_cast<double>(k.outer * k.m * k.n * word);
+    k.output_bytes = static_cast<double>(k.outer) * static_cast<double>(k.m) *
+                     static_cast<double>(k.n) * static_cast<double>(word);
     d.warn(at, label(k) + ": no output_tensor_size; taking outer*M*N*word = " +
                    std::to_string(static_cast<int64_t>(k.output_bytes)) + " bytes");
   }

@@ -386,6 +386,10 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
   if (candidates == 0)
     throw InputError(run_at, "micro_batch_size " + std::to_string(llm.micro_batch) +
                                  " does not divide global_batch_size / DP for any layout");
+  if (candidates > 10'000'000 && limit_s <= 0)
+    diagnostics.warn(run_at, fmt::format("{} candidate mappings and no time limit: the search "
+                                         "may take long (set gurobi.time or --time-limit)",
+                                         candidates));
   const bool free_fusion =
       std::find(styles.begin(), styles.end(), ExecutionStyle::Dataflow) != styles.end() &&
       !all_pinned;

@@ -22,6 +22,12 @@ void check_modelled(const DataflowProblem& p, Diagnostics& diagnostics) {
   if (llm.hidden < 1 || llm.seq_len < 1 || llm.layers < 1 || llm.global_batch < 1)
     throw InputError(run_at,
                      "llm: expected hidden_dim, seq_len, num_layer and global_batch_size >= 1");
+  constexpr int64_t kLargest = 2147483647;  // keeps products of sizes exact in 64 bits
+  for (const int64_t v : {llm.hidden, llm.seq_len, llm.layers, llm.global_batch, llm.micro_batch,
+                          llm.tile_size, p.system.chips, p.system.cores, p.run.word_bytes})
+    if (v > kLargest)
+      throw InputError(run_at,
+                       "expected sizes, counts and word <= 2147483647, found " + std::to_string(v));
   if (llm.micro_batch < 0 || llm.tile_size < 0)
     throw InputError(run_at, "llm: expected micro_batch_size and tile_size >= 0 (0: free)");
   if (llm.layers_in_graph > 1)

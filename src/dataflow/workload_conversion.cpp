@@ -124,8 +124,8 @@ ConvertedWorkload to_workload(const DataflowProblem& problem, const DataflowGrap
   wl.parallelism.pp = m.pp;
   wl.parallelism.world_size = problem.system.chips;
   wl.parallelism.micro_batches = ev.pipeline.micro_batches;
-  wl.stage_boundary_bytes =
-      static_cast<Bytes>(llm.hidden * llm.seq_len * problem.run.word_bytes * m.micro_batch);
+  wl.stage_boundary_bytes = static_cast<Bytes>(std::llround(
+      static_cast<double>(llm.hidden) * static_cast<double>(llm.seq_len) * word * samples));
 
   Program& program = wl.program;
   if (gradient_bytes > 0) {
