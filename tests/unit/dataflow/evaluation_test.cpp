@@ -207,8 +207,8 @@ TEST(DataflowEvaluation, CycleModeMatchesABruteForceCoreSplit) {
   int64_t best = INT64_MAX;
   for (int64_t lanes = 1; lanes <= 16; ++lanes)
     for (int64_t stages = 1; lanes * stages <= 16; ++stages)
-      best = std::min(best, ((100 + 4 * lanes - 1) / (4 * lanes)) *
-                                ((37 + 3 * stages - 1) / (3 * stages)) * 7);
+      best = std::min(
+          best, ((100 + 4 * lanes - 1) / (4 * lanes)) * ((37 + 3 * stages - 1) / (3 * stages)) * 7);
   const Evaluation ev = run(p, kernel_by_kernel(p, 1, 1, 1));
   EXPECT_DOUBLE_EQ(ev.configs[0].timing.compute_ns, 4.0 * static_cast<double>(best));
 }
