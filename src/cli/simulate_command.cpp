@@ -7,6 +7,9 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/dataflow_options.h"
+#include "cli/output_files.h"
+#include "cli/simulate_dataflow.h"
 #include "cluster/cluster.h"
 #include "compat/simai_analytical.h"
 #include "core/diagnostics.h"
@@ -41,6 +44,8 @@ struct SimulateArgs {
   bool json = false;
   std::string csv;
   std::string output_dir;
+  DataflowArgs dataflow;
+  bool cluster_given = false;
 };
 
 // SimAI-style bandwidth flags take GiB/s when no unit is given.
@@ -99,18 +104,37 @@ simai::Options simai_options(const Cluster& cluster) {
   return o;
 }
 
-void write_file(const std::filesystem::path& path,
-                const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError({path.string(), 0}, "cannot write output file");
-  write(out);
-  if (!out) throw InputError({path.string(), 0}, "error while writing output file");
-}
-
 int run_simulate(const SimulateArgs& a) {
   Diagnostics diagnostics;
   std::optional<WorkloadFormat> format;
   if (!a.format.empty()) format = parse_workload_format(a.format);
+  if (a.workloads.size() == 1) {
+    const std::string& path = a.workloads.front();
+    const std::string content = read_workload_content(path);
+    if (format.value_or(detect_workload_format(content).value_or(WorkloadFormat::SimaiText)) ==
+        WorkloadFormat::Dfmodel) {
+      if (!a.compat.empty())
+        throw InputError("--compat " + a.compat +
+                         " applies to layer-wise workloads; a DFModel file is evaluated with "
+                         "DFModel's own model by default");
+      DataflowSimulation d;
+      d.path = path;
+      d.content = content;
+      d.dataflow = a.dataflow;
+      d.mode = a.mode;
+      d.json = a.json;
+      d.csv = a.csv;
+      d.output_dir = a.output_dir;
+      if (a.gpus) throw InputError("--gpus: a DFModel file's num_chip sets the chips");
+      if (a.cluster_given || a.nvlink_busbw || a.nic_busbw || a.gpus_per_server ||
+          a.nics_per_server || !a.placement.empty())
+        d.cluster = cluster_for(a);
+      d.options.schedule = *parse_schedule(a.schedule);
+      d.options.overlap = !a.no_overlap;
+      d.options.algorithm = *parse_algorithm(a.algorithm);
+      return simulate_dataflow(d);
+    }
+  }
   std::vector<Workload> workloads;
   for (const std::string& path : a.workloads)
     workloads.push_back(read_workload_file(path, format, diagnostics));
@@ -183,10 +207,7 @@ int run_simulate(const SimulateArgs& a) {
     });
   if (!a.output_dir.empty()) {
     const std::filesystem::path dir(a.output_dir);
-    std::error_code ec;
-    std::filesystem::create_directory(dir, ec);
-    if (!std::filesystem::is_directory(dir))
-      throw InputError({a.output_dir, 0}, "cannot create output directory");
+    ensure_output_directory(dir);
     write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, results); });
     write_file(dir / "summary.txt", [&](std::ostream& out) {
       for (size_t k = 0; k < results.size(); ++k) {
@@ -227,7 +248,8 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       "Examples:\n"
       "  orrery simulate examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt --cluster dgx-a100\n"
       "  orrery simulate W.txt --mode analytical --compat simai --csv EndToEnd.csv\n"
-      "  orrery simulate W.txt --json\n\n"
+      "  orrery simulate W.txt --json\n"
+      "  orrery simulate examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt --csv configs.csv\n\n"
       "SimAI's own flag spellings are accepted too: -g, -nv, -nic, -n_p_s, -g_p_s, -dp_o, -tp_o,\n"
       "-ep_o, -pp_o, -r. Exit status: 0 success, 2 bad input or flags.");
   cmd->add_option("workloads", args->workloads,
@@ -241,15 +263,17 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "Workload format, detected from the content if omitted: " +
                       CLI::detail::join(formats, ", "))
       ->check(CLI::IsMember(formats));
-  cmd->add_option("--cluster", args->cluster,
-                  "Cluster preset name (see `orrery presets`) or YAML file")
-      ->capture_default_str();
+  auto* cluster = cmd->add_option("--cluster", args->cluster,
+                                  "Cluster preset name (see `orrery presets`) or YAML file")
+                      ->capture_default_str();
   cmd->add_option("-g,--gpus", args->gpus, "World size (GPUs); default: the workload's all_gpus")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--mode", args->mode,
                   "event: discrete-event simulation with real pipeline schedules, one rank per "
                   "stage (the default); flow: every rank explicit, collectives as flows sharing "
-                  "links max-min fairly; analytical: closed form (the default with --compat)")
+                  "links max-min fairly; analytical: closed form (the default with --compat). "
+                  "DFModel files: DFModel's model by default; event and flow simulate the "
+                  "converted workload")
       ->check(CLI::IsMember({"event", "flow", "analytical"}));
   cmd->add_option("--compat", args->compat,
                   "Reproduce a peer's numbers exactly: simai (SimAI 1.7 SimAI_analytical; implies "
@@ -305,7 +329,11 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "Write the per-layer table here (in SimAI mode: SimAI's EndToEnd.csv layout)");
   cmd->add_option("-o,--output-dir", args->output_dir,
                   "Write result.json, summary.txt and the per-layer CSV into this directory");
-  return [args]() { return run_simulate(*args); };
+  add_dataflow_options(*cmd, args->dataflow);
+  return [args, cluster]() {
+    args->cluster_given = cluster->count() > 0;
+    return run_simulate(*args);
+  };
 }
 
 }  // namespace orrery

@@ -26,6 +26,40 @@ Json breakdown(const Breakdown& b) {
               {"p2p", b.p2p.seconds()}};
 }
 
+// Dataflow-system figures (DFModel problems): utilization, cost_usd, power_w, flop and the
+// per-configuration table, at top level as the schema names them.
+void add_dataflow(Json& j, const DataflowFigures& f) {
+  j["utilization"] = f.utilization;
+  j["cost_usd"] = f.cost_usd;
+  j["power_w"] = f.power_w;
+  j["flop"] = f.flop;
+  j["tokens_per_second"] = f.tokens_per_second;
+  j["system"] = f.system;
+  j["mapping"] = f.mapping;
+  j["search"] = {{"statement", f.search}, {"proven_optimal", f.proven_optimal}};
+  Json configs = Json::array();
+  for (const DataflowConfigRow& c : f.configs)
+    configs.push_back({{"config", c.config},
+                       {"kernels", c.kernels},
+                       {"compute_ns", c.compute_ns},
+                       {"memory_ns", c.memory_ns},
+                       {"network_ns", c.network_ns},
+                       {"ii_ns", c.ii_ns}});
+  j["configs"] = std::move(configs);
+  Json alternatives = Json::array();
+  for (const DataflowMappingRow& a : f.alternatives)
+    alternatives.push_back({{"shape", a.shape},
+                            {"parallelism", a.roles},
+                            {"tp", a.tp},
+                            {"pp", a.pp},
+                            {"dp", a.dp},
+                            {"micro_batch", a.micro_batch},
+                            {"tile_size", a.tile_size},
+                            {"execution", a.execution},
+                            {"iteration_time_s", a.iteration_time.seconds()}});
+  j["alternatives"] = std::move(alternatives);
+}
+
 Json to_json(const Result& r) {
   const Parallelism& p = r.parallelism;
   Json j;
@@ -53,6 +87,7 @@ Json to_json(const Result& r) {
          {"breakdown_s", breakdown(s.breakdown)}});
   }
   j["stages"] = std::move(stages);
+  if (r.dataflow) add_dataflow(j, *r.dataflow);
   if (r.peer) {
     Json peer = Json::object();
     for (const auto& [name, value] : r.peer->values)
