@@ -11,5 +11,7 @@ namespace orrery {
 // Registers a subcommand; the returned function runs it (after parsing) and gives the exit code.
 std::function<int()> add_simulate_command(CLI::App& app);
 std::function<int()> add_presets_command(CLI::App& app);
+std::function<int()> add_collective_command(CLI::App& app);
+std::function<int()> add_convert_command(CLI::App& app);
 
 }  // namespace orrery

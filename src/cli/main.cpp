@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   std::map<std::string, std::function<int()>> commands = {
       {"simulate", orrery::add_simulate_command(app)},
       {"presets", orrery::add_presets_command(app)},
+      {"collective", orrery::add_collective_command(app)},
+      {"convert", orrery::add_convert_command(app)},
   };
   std::vector<std::string> args(argv + 1, argv + argc);
   args = orrery::expand_simai_flag_aliases(std::move(args));

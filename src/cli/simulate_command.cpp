@@ -8,6 +8,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/dataflow_options.h"
+#include "cli/output_files.h"
+#include "cli/simulate_dataflow.h"
 #include "cluster/cluster.h"
 #include "compat/simai_analytical.h"
 #include "core/diagnostics.h"
@@ -21,12 +24,13 @@
 #include "training/analytical_simulator.h"
 #include "training/compute_pricing.h"
 #include "training/event_simulator.h"
+#include "training/flow_simulator.h"
 
 namespace orrery {
 namespace {
 
 struct SimulateArgs {
-  std::string workload;
+  std::vector<std::string> workloads;
   std::string format;
   std::string cluster = "simai-default";
   std::optional<int64_t> gpus;
@@ -35,6 +39,7 @@ struct SimulateArgs {
   std::string schedule = "auto";
   bool no_overlap = false;
   std::string placement;
+  std::string algorithm = "auto";
   std::optional<std::string> nvlink_busbw, nic_busbw;
   std::optional<int64_t> nics_per_server, gpus_per_server;
   std::optional<double> dp_overlap, tp_overlap, ep_overlap, pp_overlap;
@@ -48,6 +53,8 @@ struct SimulateArgs {
   bool json = false;
   std::string csv;
   std::string output_dir;
+  DataflowArgs dataflow;
+  bool cluster_given = false;
 };
 
 // SimAI-style bandwidth flags take GiB/s when no unit is given.
@@ -62,23 +69,48 @@ Bandwidth bandwidth_flag(const std::string& flag, const std::string& value) {
   }
 }
 
+// The SimAI-style overrides address the innermost (NVLink) dimension and the scale-out one.
 Cluster cluster_for(const SimulateArgs& a) {
   Cluster c = load_cluster(a.cluster);
-  if (a.nvlink_busbw)
-    c.scale_up = {bandwidth_flag("--nvlink-busbw", *a.nvlink_busbw), c.scale_up.latency, 1.0};
-  if (a.nic_busbw) c.nic = {bandwidth_flag("--nic-busbw", *a.nic_busbw), c.nic.latency, 1.0};
-  if (a.gpus_per_server) c.gpus_per_server = *a.gpus_per_server;
-  if (a.nics_per_server) c.nics_per_server = *a.nics_per_server;
+  std::vector<Dimension> dims = c.network.dimensions();
+  const auto scale_out = [&](const std::string& flag) -> Dimension& {
+    const auto d = c.scale_out();
+    if (!d)
+      throw InputError(flag + ": cluster '" + c.name + "' has no fat-tree (scale-out) dimension");
+    return dims[*d];
+  };
+  if (a.nvlink_busbw) {
+    dims[0].link_bandwidth = bandwidth_flag("--nvlink-busbw", *a.nvlink_busbw);
+    dims[0].efficiency = 1.0;
+  }
+  if (a.nic_busbw) {
+    Dimension& d = scale_out("--nic-busbw");
+    d.link_bandwidth = bandwidth_flag("--nic-busbw", *a.nic_busbw);
+    d.efficiency = 1.0;
+  }
+  if (a.gpus_per_server) dims[0].size = *a.gpus_per_server;
+  if (a.nics_per_server) scale_out("--nics-per-server").rails = *a.nics_per_server;
+  try {
+    c.network = Topology(std::move(dims));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("cluster overrides: ") + e.what());
+  }
   if (!a.placement.empty()) c.placement = parse_placement(a.placement, "--placement");
   return c;
 }
 
-void write_file(const std::filesystem::path& path,
-                const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError({path.string(), 0}, "cannot write output file");
-  write(out);
-  if (!out) throw InputError({path.string(), 0}, "error while writing output file");
+// SimAI's -nv, -nic, -g_p_s, -n_p_s from a switch + fat-tree cluster.
+simai::Options simai_options(const Cluster& cluster) {
+  const auto out = cluster.scale_out();
+  if (!out || cluster.network[0].kind != DimensionKind::Switch)
+    throw InputError("--compat simai needs a cluster of switch servers on a fat-tree; '" +
+                     cluster.name + "' is not one");
+  simai::Options o;
+  o.nvlink_busbw = cluster.network[0].effective().in_gib_per_second();
+  o.nic_busbw = cluster.network[*out].effective().in_gib_per_second();
+  o.gpus_per_server = cluster.network[0].size;
+  o.nics_per_server = cluster.network[*out].rails;
+  return o;
 }
 
 ReaderOptions reader_options(const SimulateArgs& a) {
@@ -104,39 +136,77 @@ void warn_unused_options(const SimulateArgs& a, const Workload& w, Diagnostics& 
   unused(a.ep.has_value(), "--ep", "torchviz");
 }
 
-// The world size when the file gives none: --dp (or --gpus), else one server of the cluster.
-std::optional<int64_t> world_size_for(const SimulateArgs& a, const Workload& w,
-                                      const Cluster& cluster, Diagnostics& diagnostics) {
-  const Parallelism& p = w.parallelism;
-  if (a.dp && a.gpus) throw InputError("--dp and --gpus both set the world size; give one");
-  if (a.dp) return *a.dp * p.tp * p.pp;
-  if (a.gpus || w.world_size_from_file) return a.gpus;
-  const int64_t gpus = cluster.gpus_per_server;
-  diagnostics.warn({},
-                   "the workload does not say how many GPUs run it; data-parallel over one "
-                   "server of '" +
-                       cluster.name + "' (" + std::to_string(gpus) + " GPUs; use --dp)");
-  return std::max(gpus, p.ep) * p.tp * p.pp;
+// --dp sets the data-parallel degree; a workload that does not say how many GPUs run it (and no
+// --gpus) runs data-parallel over one server of the cluster.
+void set_world_size(const SimulateArgs& a, Workload& w, const Cluster& cluster,
+                    Diagnostics& diagnostics) {
+  Parallelism& p = w.parallelism;
+  if (a.dp) {
+    p.world_size = *a.dp * p.tp * p.pp;
+  } else if (!w.world_size_from_file && !a.gpus) {
+    const int64_t gpus = cluster.gpus_per_server();
+    diagnostics.warn({}, "'" + w.name +
+                             "' does not say how many GPUs run it; data-parallel over one "
+                             "server of '" +
+                             cluster.name + "' (" + std::to_string(gpus) + " GPUs; use --dp)");
+    p.world_size = std::max(gpus, p.ep) * p.tp * p.pp;
+  }
 }
 
 int run_simulate(const SimulateArgs& a) {
   Diagnostics diagnostics;
   std::optional<WorkloadFormat> format;
   if (!a.format.empty()) format = parse_workload_format(a.format);
-  Workload workload = read_workload_file(a.workload, format, reader_options(a), diagnostics);
-  warn_unused_options(a, workload, diagnostics);
-  const Cluster cluster = cluster_for(a);
-  const std::optional<int64_t> world_size = world_size_for(a, workload, cluster, diagnostics);
-  std::string device;
-  if (has_compute_demands(workload)) {
-    const Device d = compute_device(cluster, a.device, diagnostics);
-    price_compute(workload, d);
-    device = d.name;
-  } else if (!a.device.empty()) {
-    diagnostics.warn({}, "--device: the workload gives its compute times; no device model applies");
+  if (a.workloads.size() == 1) {
+    const std::string& path = a.workloads.front();
+    const std::string content = read_workload_content(path);
+    if (format.value_or(detect_workload_format(content).value_or(WorkloadFormat::SimaiText)) ==
+        WorkloadFormat::Dfmodel) {
+      if (!a.compat.empty())
+        throw InputError("--compat " + a.compat +
+                         " applies to layer-wise workloads; a DFModel file is evaluated with "
+                         "DFModel's own model by default");
+      DataflowSimulation d;
+      d.path = path;
+      d.content = content;
+      d.dataflow = a.dataflow;
+      d.mode = a.mode;
+      d.json = a.json;
+      d.csv = a.csv;
+      d.output_dir = a.output_dir;
+      if (a.gpus) throw InputError("--gpus: a DFModel file's num_chip sets the chips");
+      if (a.cluster_given || a.nvlink_busbw || a.nic_busbw || a.gpus_per_server ||
+          a.nics_per_server || !a.placement.empty())
+        d.cluster = cluster_for(a);
+      d.options.schedule = *parse_schedule(a.schedule);
+      d.options.overlap = !a.no_overlap;
+      d.options.algorithm = *parse_algorithm(a.algorithm);
+      return simulate_dataflow(d);
+    }
   }
+  if (a.dp && a.gpus) throw InputError("--dp and --gpus both set the world size; give one");
+  const Cluster cluster = cluster_for(a);
+  std::vector<Workload> workloads;
+  std::vector<std::string> devices;  // that priced each workload's compute, or empty
+  for (const std::string& path : a.workloads) {
+    Workload w = read_workload_file(path, format, reader_options(a), diagnostics);
+    warn_unused_options(a, w, diagnostics);
+    set_world_size(a, w, cluster, diagnostics);
+    std::string device;
+    if (has_compute_demands(w)) {
+      const Device d = compute_device(cluster, a.device, diagnostics);
+      price_compute(w, d);
+      device = d.name;
+    } else if (!a.device.empty()) {
+      diagnostics.warn(
+          {}, "--device: '" + w.name + "' gives its compute times; no device model applies");
+    }
+    workloads.push_back(std::move(w));
+    devices.push_back(device);
+  }
+  const bool several = workloads.size() > 1;
 
-  Result result;
+  std::vector<Result> results;
   std::optional<simai::Report> simai_report;
   const bool simai = a.compat == "simai";
   const std::string mode = !a.mode.empty() ? a.mode : simai ? "analytical" : "event";
@@ -144,7 +214,10 @@ int run_simulate(const SimulateArgs& a) {
     diagnostics.warn({},
                      "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
                      "--compat simai (the event mode models overlap itself; see --no-overlap)");
+  if (several && (simai || !a.csv.empty()))
+    throw InputError("several workloads: --compat and --csv take one workload (use -o DIR)");
   if (simai) {
+    const Workload& workload = workloads.front();
     if (workload.format != "simai")
       throw InputError("--compat simai reproduces SimAI on SimAI workloads; this one is " +
                        workload.format);
@@ -155,68 +228,92 @@ int run_simulate(const SimulateArgs& a) {
           {workload.source, 1},
           "--compat simai supports the HYBRID_TRANSFORMER policies; SimAI's analytical "
           "report for DATA is not reproduced");
-    simai::Options o;
+    simai::Options o = simai_options(cluster);
     o.gpus = a.gpus.value_or(workload.parallelism.world_size);
-    o.nvlink_busbw = cluster.scale_up.effective().in_gib_per_second();
-    o.nic_busbw = cluster.nic.effective().in_gib_per_second();
-    o.gpus_per_server = cluster.gpus_per_server;
-    o.nics_per_server = cluster.nics_per_server;
     o.dp_overlap = a.dp_overlap.value_or(0);
     o.tp_overlap = a.tp_overlap.value_or(0);
     o.ep_overlap = a.ep_overlap.value_or(0);
     o.pp_overlap = a.pp_overlap.value_or(1);
     simai_report = simai::run_analytical(workload, o, diagnostics);
-    result = simai::to_result(workload, o, *simai_report);
-    result.cluster = cluster.name;
+    results.push_back(simai::to_result(workload, o, *simai_report));
+    results.back().cluster = cluster.name;
   } else {
     SimulationOptions options;
     options.schedule = *parse_schedule(a.schedule);
     options.overlap = !a.no_overlap;
-    options.world_size = world_size;
-    std::unique_ptr<Simulator> simulator;
-    if (mode == "event")
-      simulator = std::make_unique<EventSimulator>();
-    else
-      simulator = std::make_unique<AnalyticalSimulator>();
-    result = simulator->simulate(workload, cluster, options, diagnostics);
+    options.world_size = a.gpus;
+    options.algorithm = *parse_algorithm(a.algorithm);
+    if (mode == "flow") {
+      std::vector<const Workload*> jobs;
+      for (const Workload& w : workloads)
+        jobs.push_back(&w);
+      results = FlowSimulator().simulate_jobs(jobs, cluster, options, diagnostics);
+    } else {
+      if (several)
+        diagnostics.warn({}, "several workloads in " + mode +
+                                 " mode run independently; only --mode flow makes them share the "
+                                 "network");
+      std::unique_ptr<Simulator> simulator;
+      if (mode == "event")
+        simulator = std::make_unique<EventSimulator>();
+      else
+        simulator = std::make_unique<AnalyticalSimulator>();
+      for (const Workload& w : workloads)
+        results.push_back(simulator->simulate(w, cluster, options, diagnostics));
+    }
   }
-  result.device = device;
-  result.model = workload.model;
-  result.warnings = diagnostics.warnings();
-  const bool operators = has_operator_rows(workload);
-  std::ostringstream details;
-  if (operators) write_op_kind_table(details, workload, result);
-  const auto write_summary = [&](std::ostream& out) {
-    write_text_summary(out, result, details.str());
-  };
-
-  const std::string run_name = a.run_name.empty() ? workload.name + "-" : a.run_name;
-  const auto write_csv = [&](std::ostream& out) {
+  for (size_t k = 0; k < results.size() && k < workloads.size(); ++k) {
+    results[k].device = devices[k];
+    results[k].model = workloads[k].model;
+  }
+  for (Result& r : results)
+    r.warnings = diagnostics.warnings();
+  const std::string run_name = a.run_name.empty() ? workloads.front().name + "-" : a.run_name;
+  // Operator-level workloads: a per-operator CSV and a table per operator kind in the summary.
+  const auto operators = [&](size_t k) { return has_operator_rows(workloads[k]); };
+  const auto write_table = [&](std::ostream& out, size_t k) {
     if (simai_report)
       simai::write_end_to_end_csv(out, *simai_report, run_name);
-    else if (operators)
-      write_op_csv(out, workload, result);
+    else if (operators(k))
+      write_op_csv(out, workloads[k], results[k]);
     else
-      write_layer_csv(out, result);
+      write_layer_csv(out, results[k]);
   };
-  if (!a.csv.empty()) write_file(a.csv, write_csv);
+  const auto write_summary = [&](std::ostream& out) {
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (k) out << "\n";
+      std::ostringstream details;
+      if (k < workloads.size() && operators(k))
+        write_op_kind_table(details, workloads[k], results[k]);
+      write_text_summary(out, results[k], details.str());
+    }
+  };
+
+  if (!a.csv.empty()) write_file(a.csv, [&](std::ostream& out) { write_table(out, 0); });
   if (!a.output_dir.empty()) {
     const std::filesystem::path dir(a.output_dir);
-    std::error_code ec;
-    std::filesystem::create_directory(dir, ec);
-    if (!std::filesystem::is_directory(dir))
-      throw InputError({a.output_dir, 0}, "cannot create output directory");
-    write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, result); });
+    ensure_output_directory(dir);
+    write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, results); });
     write_file(dir / "summary.txt", write_summary);
-    write_file(dir / (simai_report ? run_name + "EndToEnd.csv"
-                      : operators  ? std::string("ops.csv")
-                                   : std::string("layers.csv")),
-               write_csv);
+    if (simai_report) {
+      write_file(dir / (run_name + "EndToEnd.csv"), [&](std::ostream& out) {
+        simai::write_end_to_end_csv(out, *simai_report, run_name);
+      });
+    } else {
+      for (size_t k = 0; k < results.size(); ++k) {
+        const std::string table = operators(k) ? "ops" : "layers";
+        write_file(
+            dir / (several ? table + "-" + std::to_string(k + 1) + "-" + workloads[k].name + ".csv"
+                           : table + ".csv"),
+            [&](std::ostream& out) { write_table(out, k); });
+      }
+    }
   }
-  if (a.json)
-    write_json(std::cout, result);
-  else
+  if (a.json) {
+    write_json(std::cout, results);
+  } else {
     write_summary(std::cout);
+  }
   return 0;
 }
 
@@ -231,11 +328,15 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       "  orrery simulate examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt --cluster dgx-a100\n"
       "  orrery simulate W.txt --mode analytical --compat simai --csv EndToEnd.csv\n"
       "  orrery simulate W.txt --json\n"
+      "  orrery simulate examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt --csv configs.csv\n"
       "  orrery simulate examples/torchviz/moe_qformer_b4_s45.dot --cluster dgx-a100 --dp 8\n"
       "  orrery simulate examples/neusight/gpt2_large_block_b16_s1024.txt --layers 36 --dp 4\n\n"
       "SimAI's own flag spellings are accepted too: -g, -nv, -nic, -n_p_s, -g_p_s, -dp_o, -tp_o,\n"
       "-ep_o, -pp_o, -r. Exit status: 0 success, 2 bad input or flags.");
-  cmd->add_option("workload", args->workload, "Workload file")->required();
+  cmd->add_option("workloads", args->workloads,
+                  "Workload file; several share one cluster (in flow mode, one network: job k on "
+                  "the GPUs after job k-1's)")
+      ->required();
   std::vector<std::string> formats;
   for (const auto name : workload_format_names())
     formats.emplace_back(name);
@@ -243,15 +344,18 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "Workload format, detected from the content if omitted: " +
                       CLI::detail::join(formats, ", "))
       ->check(CLI::IsMember(formats));
-  cmd->add_option("--cluster", args->cluster,
-                  "Cluster preset name (see `orrery presets`) or YAML file")
-      ->capture_default_str();
+  auto* cluster = cmd->add_option("--cluster", args->cluster,
+                                  "Cluster preset name (see `orrery presets`) or YAML file")
+                      ->capture_default_str();
   cmd->add_option("-g,--gpus", args->gpus, "World size (GPUs); default: the workload's all_gpus")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--mode", args->mode,
-                  "event: discrete-event simulation with real pipeline schedules (the default); "
-                  "analytical: closed form (the default with --compat)")
-      ->check(CLI::IsMember({"event", "analytical"}));
+                  "event: discrete-event simulation with real pipeline schedules, one rank per "
+                  "stage (the default); flow: every rank explicit, collectives as flows sharing "
+                  "links max-min fairly; analytical: closed form (the default with --compat). "
+                  "DFModel files: DFModel's model by default; event and flow simulate the "
+                  "converted workload")
+      ->check(CLI::IsMember({"event", "flow", "analytical"}));
   cmd->add_option("--compat", args->compat,
                   "Reproduce a peer's numbers exactly: simai (SimAI 1.7 SimAI_analytical; implies "
                   "--mode analytical)")
@@ -264,6 +368,16 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_flag("--no-overlap", args->no_overlap,
                 "Every collective blocks compute: no gradient-reduction overlap with the backward "
                 "pass, no input-gradient collective behind weight-gradient compute");
+  std::vector<std::string> algorithms = {"auto"};
+  for (const Algorithm a : all_algorithms())
+    algorithms.emplace_back(to_string(a));
+  cmd->add_option("--algo", args->algorithm,
+                  "Collective algorithm: auto (the fastest for each collective, as NCCL's tuner "
+                  "picks), or force one of: " +
+                      CLI::detail::join(algorithms, ", ") +
+                      " (where it cannot run, the fastest that can; flow mode has no tree)")
+      ->check(CLI::IsMember(algorithms))
+      ->capture_default_str();
   cmd->add_option(
       "--placement", args->placement,
       "Rank placement, parallel axes innermost first (default: the cluster's, tp,ep,dp,pp)");
@@ -295,8 +409,8 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "Device that prices compute given as FLOPs and bytes (torchviz graphs): a preset "
                   "(see `orrery presets`) or a YAML file; default: the cluster's gpu");
   cmd->add_option("--dp", args->dp,
-                  "Data-parallel degree, for workloads that do not give their GPU count "
-                  "(torchviz, neusight); default: one server of the cluster")
+                  "Data-parallel degree (world size = dp x tp x pp); for workloads that do not "
+                  "give their GPU count (torchviz, neusight) the default is one server")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--ep", args->ep,
                   "torchviz: shard experts.<k> parameters over this many expert-parallel ranks")
@@ -321,7 +435,11 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_option("-o,--output-dir", args->output_dir,
                   "Write result.json, summary.txt and the per-layer (layers.csv) or per-operator "
                   "(ops.csv) CSV into this directory");
-  return [args]() { return run_simulate(*args); };
+  add_dataflow_options(*cmd, args->dataflow);
+  return [args, cluster]() {
+    args->cluster_given = cluster->count() > 0;
+    return run_simulate(*args);
+  };
 }
 
 }  // namespace orrery

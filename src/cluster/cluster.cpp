@@ -70,22 +70,26 @@ class YamlReader {
     }
   }
 
-  Tier tier(const YAML::Node& map, const std::string& bandwidth_key,
-            const std::string& where) const {
-    Tier t;
-    t.bandwidth = quantity(required(map, bandwidth_key, where), parse_bandwidth);
-    t.latency = map["latency"] ? quantity(map["latency"], parse_duration) : Time::zero();
-    if (map["efficiency"]) {
-      const auto value = quantity(map["efficiency"], [](const std::string& s) {
-        size_t used = 0;
-        const double v = std::stod(s, &used);
-        if (used != s.size() || !(v > 0 && v <= 1))
-          throw std::invalid_argument("expected an efficiency in (0, 1], found '" + s + "'");
-        return v;
-      });
-      t.efficiency = value;
-    }
-    return t;
+  double fraction(const YAML::Node& node, double lo, bool lo_open, double hi) const {
+    return quantity(node, [&](const std::string& text) {
+      size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != text.size() || !(lo_open ? v > lo : v >= lo) || !(v <= hi))
+        throw std::invalid_argument("expected a number in " + std::string(lo_open ? "(" : "[") +
+                                    fmt_number(lo) + ", " + fmt_number(hi) + "], found '" + text + "'");
+      return v;
+    });
+  }
+
+  static std::string fmt_number(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
   }
 
   const std::string& source() const { return source_; }
@@ -115,15 +119,73 @@ std::vector<std::string> parse_placement(std::string_view text, const std::strin
   return axes;
 }
 
-ServerNetwork Cluster::network() const {
-  ServerNetwork n;
-  n.gpus_per_server = gpus_per_server;
-  n.scale_up = scale_up;
-  n.scale_out = nic;
-  n.scale_out.bandwidth =
-      nic.bandwidth * (static_cast<double>(nics_per_server) / static_cast<double>(gpus_per_server));
-  return n;
+std::optional<size_t> Cluster::scale_out() const {
+  for (size_t d = 0; d < network.size(); ++d)
+    if (network[d].kind == DimensionKind::FatTree) return d;
+  return std::nullopt;
 }
+
+namespace {
+
+// One entry of `network:`; a torus expands into one ring dimension per axis.
+std::vector<Dimension> parse_dimension(const YamlReader& r, const YAML::Node& node, size_t index) {
+  const std::string where = "network entry " + std::to_string(index + 1);
+  r.check_keys(node,
+               {"name", "kind", "size", "shape", "bandwidth", "latency", "efficiency", "nvls",
+                "nvls_efficiency", "rails", "servers_per_leaf", "oversubscription"},
+               where);
+  const std::string kind = r.text(r.required(node, "kind", where));
+  Dimension dim;
+  dim.name = node["name"] ? r.text(node["name"]) : kind;
+  dim.link_bandwidth = r.quantity(r.required(node, "bandwidth", where), parse_bandwidth);
+  if (node["latency"]) dim.latency = r.quantity(node["latency"], parse_duration);
+  if (node["efficiency"]) dim.efficiency = r.fraction(node["efficiency"], 0, true, 1);
+  const auto only = [&](const char* key, const char* kinds) {
+    if (node[key]) r.fail(node[key], std::string("'") + key + "' applies only to " + kinds);
+  };
+  if (kind != "switch") {
+    only("nvls", "switch dimensions");
+    only("nvls_efficiency", "switch dimensions");
+  }
+  if (kind != "fat-tree") {
+    only("rails", "fat-tree dimensions");
+    only("servers_per_leaf", "fat-tree dimensions");
+    only("oversubscription", "fat-tree dimensions");
+  }
+  if (kind != "torus") only("shape", "torus dimensions");
+
+  if (kind == "torus") {
+    if (node["size"]) r.fail(node["size"], "a torus takes 'shape: [x, y, ...]', not 'size'");
+    const YAML::Node shape = r.required(node, "shape", where);
+    if (!shape.IsSequence() || shape.size() < 1 || shape.size() > 3)
+      r.fail(shape, "expected a torus shape of 1 to 3 sizes, e.g. [4, 4, 4]");
+    std::vector<Dimension> rings;
+    const char* axes[] = {"x", "y", "z"};
+    for (size_t a = 0; a < shape.size(); ++a) {
+      Dimension ring = dim;
+      ring.kind = DimensionKind::Ring;
+      ring.name = dim.name + "." + axes[a];
+      ring.size = r.count(shape[a], 1);
+      rings.push_back(ring);
+    }
+    return rings;
+  }
+  if (kind == "switch") dim.kind = DimensionKind::Switch;
+  else if (kind == "fat-tree") dim.kind = DimensionKind::FatTree;
+  else if (kind == "ring") dim.kind = DimensionKind::Ring;
+  else if (kind == "mesh") dim.kind = DimensionKind::Mesh;
+  else r.fail(node["kind"], "unknown kind '" + kind + "'; expected switch, fat-tree, ring, torus or mesh");
+  dim.size = r.count(r.required(node, "size", where), 0);
+  if (node["nvls"]) dim.nvls = r.text(node["nvls"]) == "true";
+  if (node["nvls"] && !dim.nvls && r.text(node["nvls"]) != "false") r.fail(node["nvls"], "expected true or false");
+  if (node["nvls_efficiency"]) dim.nvls_efficiency = r.fraction(node["nvls_efficiency"], 0, true, 1);
+  if (node["rails"]) dim.rails = r.count(node["rails"], 1);
+  if (node["servers_per_leaf"]) dim.servers_per_leaf = r.count(node["servers_per_leaf"], 0);
+  if (node["oversubscription"]) dim.oversubscription = r.fraction(node["oversubscription"], 1, false, 1e9);
+  return {dim};
+}
+
+}  // namespace
 
 Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
   YamlReader r(source);
@@ -131,40 +193,32 @@ Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    throw InputError({source, e.mark.line >= 0 ? e.mark.line + 1 : 0},
-                     "expected valid YAML: " + e.msg);
+    throw InputError({source, e.mark.line >= 0 ? e.mark.line + 1 : 0}, "expected valid YAML: " + e.msg);
   }
-  if (!root || !root.IsMap())
-    throw InputError({source, 1}, "expected a YAML mapping describing a cluster");
-  r.check_keys(root,
-               {"name", "description", "gpu", "gpus_per_server", "servers", "scale_up", "scale_out",
-                "placement"},
-               "the cluster");
+  if (!root || !root.IsMap()) throw InputError({source, 1}, "expected a YAML mapping describing a cluster");
+  r.check_keys(root, {"name", "description", "gpu", "network", "placement"}, "the cluster");
   Cluster c;
   c.source = source;
   c.name = r.text(r.required(root, "name", "the cluster"));
   if (root["description"]) c.description = r.text(root["description"]);
   if (root["gpu"]) c.gpu = r.text(root["gpu"]);
-  c.gpus_per_server = r.count(r.required(root, "gpus_per_server", "the cluster"), 1);
-  if (root["servers"]) c.servers = r.count(root["servers"], 0);
 
-  const YAML::Node up = r.required(root, "scale_up", "the cluster");
-  r.check_keys(up, {"kind", "bandwidth", "latency", "efficiency"}, "scale_up");
-  c.scale_up_kind = up["kind"] ? r.text(up["kind"]) : "nvswitch";
-  c.scale_up = r.tier(up, "bandwidth", "scale_up");
-
-  const YAML::Node out = r.required(root, "scale_out", "the cluster");
-  r.check_keys(out, {"kind", "nics_per_server", "nic_bandwidth", "latency", "efficiency"},
-               "scale_out");
-  c.scale_out_kind = out["kind"] ? r.text(out["kind"]) : "fat-tree";
-  c.nics_per_server = r.count(r.required(out, "nics_per_server", "scale_out"), 1);
-  c.nic = r.tier(out, "nic_bandwidth", "scale_out");
+  const YAML::Node network = r.required(root, "network", "the cluster");
+  if (!network.IsSequence() || network.size() == 0)
+    r.fail(network, "expected 'network' to list the dimensions, innermost first");
+  std::vector<Dimension> dims;
+  for (size_t i = 0; i < network.size(); ++i)
+    for (Dimension& d : parse_dimension(r, network[i], i)) dims.push_back(std::move(d));
+  try {
+    c.network = Topology(std::move(dims));
+  } catch (const std::invalid_argument& e) {
+    r.fail(network, std::string("expected a consistent network: ") + e.what());
+  }
 
   if (const YAML::Node p = root["placement"]) {
     if (!p.IsSequence()) r.fail(p, "expected placement as a list such as [tp, ep, dp, pp]");
     std::string joined;
-    for (const auto& item : p)
-      joined += (joined.empty() ? "" : ",") + r.text(item);
+    for (const auto& item : p) joined += (joined.empty() ? "" : ",") + r.text(item);
     try {
       c.placement = parse_placement(joined, source);
     } catch (const InputError&) {

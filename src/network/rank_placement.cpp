@@ -1,42 +1,47 @@
 #include "network/rank_placement.h"
 
 #include <algorithm>
-#include <map>
 #include <stdexcept>
-#include <tuple>
 
 namespace orrery {
 
-RankPlacement::RankPlacement(std::vector<ParallelAxis> innermost_first, int64_t gpus_per_server)
-    : axes_(std::move(innermost_first)), gpus_per_server_(gpus_per_server) {
-  if (gpus_per_server_ < 1) throw std::invalid_argument("gpus per server must be at least 1");
+int GroupShape::outermost() const {
+  for (int d = static_cast<int>(span.size()) - 1; d >= 0; --d)
+    if (span[static_cast<size_t>(d)] > 1) return d;
+  return -1;
+}
+
+RankPlacement::RankPlacement(std::vector<ParallelAxis> innermost_first, const Topology& topology)
+    : axes_(std::move(innermost_first)), topology_(topology) {
   for (const ParallelAxis& axis : axes_) {
     if (axis.size < 1) throw std::invalid_argument("axis '" + axis.name + "' has size < 1");
     strides_.push_back(world_);
     world_ *= axis.size;
   }
+  if (const auto cap = topology_.capacity(); cap && world_ > *cap)
+    throw std::invalid_argument("the job needs " + std::to_string(world_) +
+                                " GPUs but the network has " + std::to_string(*cap));
 }
 
-GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* uniform) const {
-  std::vector<bool> varying(axes_.size(), false);
-  for (const size_t a : axes)
-    varying.at(a) = true;
-
-  // Offsets of the members relative to the group's first rank.
-  std::vector<int64_t> offsets = {0};
-  for (size_t a = 0; a < axes_.size(); ++a) {
-    if (!varying[a]) continue;
+std::vector<int64_t> RankPlacement::group_members(std::span<const size_t> axes,
+                                                  int64_t base) const {
+  std::vector<int64_t> members = {base};
+  for (const size_t a : axes) {
     std::vector<int64_t> next;
-    next.reserve(offsets.size() * static_cast<size_t>(axes_[a].size));
+    next.reserve(members.size() * static_cast<size_t>(axes_.at(a).size));
     for (int64_t k = 0; k < axes_[a].size; ++k)
-      for (const int64_t o : offsets)
-        next.push_back(o + k * strides_[a]);
-    offsets = std::move(next);
+      for (const int64_t m : members)
+        next.push_back(m + k * strides_[a]);
+    members = std::move(next);
   }
-  // First ranks of all groups: every coordinate combination of the fixed axes.
+  std::sort(members.begin(), members.end());
+  return members;
+}
+
+std::vector<int64_t> RankPlacement::group_bases(std::span<const size_t> axes) const {
   std::vector<int64_t> bases = {0};
   for (size_t a = 0; a < axes_.size(); ++a) {
-    if (varying[a]) continue;
+    if (std::find(axes.begin(), axes.end(), a) != axes.end()) continue;
     std::vector<int64_t> next;
     next.reserve(bases.size() * static_cast<size_t>(axes_[a].size));
     for (int64_t k = 0; k < axes_[a].size; ++k)
@@ -44,37 +49,69 @@ GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* unifor
         next.push_back(b + k * strides_[a]);
     bases = std::move(next);
   }
+  std::sort(bases.begin(), bases.end());
+  return bases;
+}
 
+GroupShape RankPlacement::shape_of(std::span<const int64_t> ranks) const {
+  const size_t dims = topology_.size();
+  GroupShape shape;
+  shape.ranks = static_cast<int64_t>(ranks.size());
+  shape.span.assign(dims, 1);
+  // For each dimension: (position outside it, position in it) of every member; the span is the
+  // most distinct positions in it sharing one position outside.
+  std::vector<std::pair<int64_t, int64_t>> at(ranks.size());
+  int64_t below = 1;
+  for (size_t d = 0; d < dims; ++d) {
+    const Dimension& dim = topology_[d];
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const int64_t position = ranks[i] / below;
+      at[i] = dim.size > 0 ? std::pair{position / dim.size, position % dim.size}
+                           : std::pair{int64_t{0}, position};
+    }
+    std::sort(at.begin(), at.end());
+    int64_t run = 0;
+    for (size_t i = 0; i < at.size(); ++i) {
+      if (i == 0 || at[i].first != at[i - 1].first) run = 0;
+      if (i == 0 || at[i] != at[i - 1]) ++run;
+      shape.span[d] = std::max(shape.span[d], run);
+    }
+    if (dim.kind == DimensionKind::FatTree && dim.servers_per_leaf > 0 &&
+        at.front().second / dim.servers_per_leaf != at.back().second / dim.servers_per_leaf)
+      shape.crosses_leaves = true;
+    below *= dim.size > 0 ? dim.size : 1;
+  }
+  return shape;
+}
+
+GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* uniform) const {
   GroupShape worst;
-  bool same = true;
-  bool first = true;
-  std::map<int64_t, int64_t> per_server;
-  for (const int64_t base : bases) {
-    per_server.clear();
-    for (const int64_t o : offsets)
-      ++per_server[(base + o) / gpus_per_server_];
-    GroupShape shape{static_cast<int64_t>(offsets.size()), static_cast<int64_t>(per_server.size()),
-                     0};
-    for (const auto& [server, count] : per_server)
-      shape.ranks_per_server = std::max(shape.ranks_per_server, count);
+  bool same = true, first = true;
+  // More spread: larger spans, compared from the outermost dimension in.
+  const auto more_spread = [](const GroupShape& a, const GroupShape& b) {
+    return std::lexicographical_compare(b.span.rbegin(), b.span.rend(), a.span.rbegin(),
+                                        a.span.rend());
+  };
+  for (const int64_t base : group_bases(axes)) {
+    const std::vector<int64_t> members = group_members(axes, base);
+    GroupShape shape = shape_of(members);
     if (first) {
-      worst = shape;
+      worst = std::move(shape);
       first = false;
       continue;
     }
-    if (shape.servers != worst.servers || shape.ranks_per_server != worst.ranks_per_server)
-      same = false;
-    if (std::tie(shape.servers, worst.ranks_per_server) >
-        std::tie(worst.servers, shape.ranks_per_server))
-      worst = shape;
+    if (shape.span != worst.span || shape.crosses_leaves != worst.crosses_leaves) same = false;
+    if (more_spread(shape, worst) ||
+        (shape.span == worst.span && shape.crosses_leaves && !worst.crosses_leaves))
+      worst = std::move(shape);
   }
   if (uniform) *uniform = same;
   return worst;
 }
 
-bool RankPlacement::neighbours_cross_servers(size_t axis) const {
-  if (axes_.at(axis).size < 2) return false;
-  return strides_[axis] / gpus_per_server_ != 0;
+GroupShape RankPlacement::neighbour_shape(size_t axis) const {
+  if (axes_.at(axis).size < 2) return shape_of(std::vector<int64_t>{0});
+  return shape_of(std::vector<int64_t>{0, strides_[axis]});
 }
 
 }  // namespace orrery

@@ -1,8 +1,8 @@
-// Rank placement: how the coordinates of a rank on the parallel axes (e.g. tp, ep, dp, pp) map to
-// a global rank, and from there to servers (rank / gpus_per_server).
+// Rank placement: the coordinates of a rank on the parallel axes (e.g. tp, ep, dp, pp) give its
+// global rank, and the rank its position in the network's dimensions.
 //
-// Axes are listed innermost first: with (tp, ep, dp, pp), consecutive ranks differ in their tp
-// coordinate, so a tensor-parallel group of 8 fills one 8-GPU server.
+// Axes are listed innermost first: with (tp, ep, dp, pp) consecutive ranks differ in their tp
+// coordinate, so a tensor-parallel group of 8 fills one 8-GPU switch domain.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "network/collective_cost.h"
+#include "network/topology.h"
 
 namespace orrery {
 
@@ -19,26 +19,47 @@ struct ParallelAxis {
   int64_t size = 1;
 };
 
+// How a communicator's ranks lie on the network.
+struct GroupShape {
+  int64_t ranks = 1;
+  // Per network dimension: how many positions of that dimension the group spreads over, within
+  // one position of the dimensions outside it (the most over such positions). For a group that
+  // is an aligned block, the product of the spans is the number of ranks.
+  std::vector<int64_t> span;
+  // Fat-tree dimensions: whether the group reaches more than one leaf switch.
+  bool crosses_leaves = false;
+
+  // The outermost dimension with span > 1, or -1 for a single rank.
+  int outermost() const;
+};
+
 class RankPlacement {
  public:
-  RankPlacement(std::vector<ParallelAxis> innermost_first, int64_t gpus_per_server);
+  RankPlacement(std::vector<ParallelAxis> innermost_first, const Topology& topology);
 
   int64_t world_size() const { return world_; }
   const std::vector<ParallelAxis>& axes() const { return axes_; }
 
-  // The groups formed by varying the coordinates of `axes` (indices into axes()) with every other
-  // coordinate fixed. Returns the shape of the group spread over the most servers (ties: fewest
-  // ranks per server); `uniform` tells whether every such group has that shape.
+  // Global ranks of the group formed by varying `axes` (indices into axes()) around `base`.
+  std::vector<int64_t> group_members(std::span<const size_t> axes, int64_t base) const;
+  // The first rank of every such group.
+  std::vector<int64_t> group_bases(std::span<const size_t> axes) const;
+
+  // The shape of the most spread group formed by varying `axes` (compared from the outermost
+  // dimension in); `uniform` tells whether all groups have that shape.
   GroupShape group_shape(std::span<const size_t> axes, bool* uniform = nullptr) const;
 
-  // Whether rank 0 and its neighbour one step along `axis` sit on different servers.
-  bool neighbours_cross_servers(size_t axis) const;
+  // The shape of the pair {rank 0, its neighbour one step along `axis`}.
+  GroupShape neighbour_shape(size_t axis) const;
+
+  // The shape of an explicit set of ranks.
+  GroupShape shape_of(std::span<const int64_t> ranks) const;
 
  private:
   std::vector<ParallelAxis> axes_;
   std::vector<int64_t> strides_;
+  const Topology& topology_;
   int64_t world_ = 1;
-  int64_t gpus_per_server_ = 1;
 };
 
 }  // namespace orrery

@@ -26,9 +26,41 @@ Json breakdown(const Breakdown& b) {
               {"p2p", b.p2p.seconds()}};
 }
 
-}  // namespace
+// Dataflow-system figures (DFModel problems): utilization, cost_usd, power_w, flop and the
+// per-configuration table, at top level as the schema names them.
+void add_dataflow(Json& j, const DataflowFigures& f) {
+  j["utilization"] = f.utilization;
+  j["cost_usd"] = f.cost_usd;
+  j["power_w"] = f.power_w;
+  j["flop"] = f.flop;
+  j["tokens_per_second"] = f.tokens_per_second;
+  j["system"] = f.system;
+  j["mapping"] = f.mapping;
+  j["search"] = {{"statement", f.search}, {"proven_optimal", f.proven_optimal}};
+  Json configs = Json::array();
+  for (const DataflowConfigRow& c : f.configs)
+    configs.push_back({{"config", c.config},
+                       {"kernels", c.kernels},
+                       {"compute_ns", c.compute_ns},
+                       {"memory_ns", c.memory_ns},
+                       {"network_ns", c.network_ns},
+                       {"ii_ns", c.ii_ns}});
+  j["configs"] = std::move(configs);
+  Json alternatives = Json::array();
+  for (const DataflowMappingRow& a : f.alternatives)
+    alternatives.push_back({{"shape", a.shape},
+                            {"parallelism", a.roles},
+                            {"tp", a.tp},
+                            {"pp", a.pp},
+                            {"dp", a.dp},
+                            {"micro_batch", a.micro_batch},
+                            {"tile_size", a.tile_size},
+                            {"execution", a.execution},
+                            {"iteration_time_s", a.iteration_time.seconds()}});
+  j["alternatives"] = std::move(alternatives);
+}
 
-void write_json(std::ostream& out, const Result& r) {
+Json to_json(const Result& r) {
   const Parallelism& p = r.parallelism;
   Json j;
   j["mode"] = r.mode;
@@ -61,6 +93,7 @@ void write_json(std::ostream& out, const Result& r) {
          {"breakdown_s", breakdown(s.breakdown)}});
   }
   j["stages"] = std::move(stages);
+  if (r.dataflow) add_dataflow(j, *r.dataflow);
   if (r.peer) {
     Json peer = Json::object();
     for (const auto& [name, value] : r.peer->values)
@@ -68,11 +101,35 @@ void write_json(std::ostream& out, const Result& r) {
     j[r.peer->peer] = std::move(peer);
   }
   j["simulated_tasks"] = r.simulated_tasks;
+  if (r.mode == "flow") {
+    j["flows"] = r.flows;
+    Json links = Json::array();
+    for (const LinkUsage& l : r.hottest_links)
+      links.push_back({{"link", l.name},
+                       {"bytes", l.bytes},
+                       {"busy_s", l.busy.seconds()},
+                       {"peak_utilization", l.peak_utilization}});
+    j["hottest_links"] = std::move(links);
+  }
   Json warnings = Json::array();
   for (const Warning& w : r.warnings)
     warnings.push_back(w.to_string());
   j["warnings"] = std::move(warnings);
-  out << j.dump(2) << "\n";
+  return j;
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const Result& r) {
+  out << to_json(r).dump(2) << "\n";
+}
+
+void write_json(std::ostream& out, const std::vector<Result>& results) {
+  if (results.size() == 1) return write_json(out, results.front());
+  Json jobs = Json::array();
+  for (const Result& r : results)
+    jobs.push_back(to_json(r));
+  out << Json{{"jobs", std::move(jobs)}}.dump(2) << "\n";
 }
 
 }  // namespace orrery

@@ -23,6 +23,12 @@ std::string format_duration(Time t) {
 
 namespace {
 
+std::string format_bytes(double bytes) {
+  if (bytes >= 1e9) return fmt::format("{:.2f} GB", bytes / 1e9);
+  if (bytes >= 1e6) return fmt::format("{:.2f} MB", bytes / 1e6);
+  return fmt::format("{:.0f} B", bytes);
+}
+
 std::string share(Time part, Time total) {
   return total > Time::zero() ? fmt::format("{:6.2f} %", 100.0 * (part / total)) : "";
 }
@@ -74,7 +80,17 @@ void write_text_summary(std::ostream& out, const Result& r, std::string_view det
     for (const auto& [name, value] : r.peer->values)
       out << fmt::format("    {:<20}{:>14.0f}\n", name, value);
   }
-  if (r.simulated_tasks > 0) out << fmt::format("\n  {} tasks simulated\n", r.simulated_tasks);
+  if (!r.hottest_links.empty()) {
+    out << "\n  busiest links (bytes carried, time busy, peak utilisation):\n";
+    for (size_t i = 0; i < r.hottest_links.size() && i < 5; ++i) {
+      const LinkUsage& l = r.hottest_links[i];
+      out << fmt::format("    {:<40}{:>12}{:>12}{:>8.0f} %\n", l.name, format_bytes(l.bytes),
+                         format_duration(l.busy), 100 * l.peak_utilization);
+    }
+  }
+  if (r.simulated_tasks > 0)
+    out << fmt::format("\n  {} tasks simulated{}\n", r.simulated_tasks,
+                       r.flows > 0 ? fmt::format(", {} flows", r.flows) : std::string());
   out << details;
   if (!r.warnings.empty()) {
     out << fmt::format("\nwarnings ({}):\n", r.warnings.size());

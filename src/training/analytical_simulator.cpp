@@ -108,16 +108,7 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
       b.exposed_comm[group] += Time::from_seconds(exposed.seconds() * (time / total_reduction));
   }
 
-  Result result;
-  result.mode = "analytical";
-  result.schedule = std::string(to_string(plan.schedule));
-  result.workload = workload.name;
-  result.cluster = cluster.name;
-  result.parallelism = plan.parallelism;
-  result.breakdown = b;
-  result.iteration_time = b.total();
-  result.stages.push_back({0, result.iteration_time, b});
-  result.layers = layer_timings(workload, plan);
+  Result result = plan_result("analytical", workload, cluster, plan, {{0, b.total(), b}});
   return result;
 }
 

@@ -18,9 +18,9 @@ constexpr std::array kGroups = {CommGroup::Tensor, CommGroup::Expert, CommGroup:
 class CommPricer {
  public:
   CommPricer(const Parallelism& par, const Cluster& cluster,
-             const std::vector<std::string>& placement, const std::string& source,
-             Diagnostics& diagnostics)
-      : network_(cluster.network()), placement_(axes(par, placement), cluster.gpus_per_server) {
+             const std::vector<std::string>& placement, Algorithm algorithm,
+             const std::string& source, Diagnostics& diagnostics)
+      : topology_(cluster.network), algorithm_(algorithm) {
     const auto axis = [&](const std::string& name) {
       return static_cast<size_t>(std::find(placement.begin(), placement.end(), name) -
                                  placement.begin());
@@ -31,37 +31,41 @@ class CommPricer {
         {CommGroup::Data, {axis("ep"), axis("dp")}},
         {CommGroup::ExpertData, {axis("dp")}},
         {CommGroup::Pipeline, {axis("pp")}}};
+    try {
+      placement_.emplace(axes(par, placement), topology_);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string(e.what()) + " (cluster '" + cluster.name + "')");
+    }
     for (const CommGroup group : kGroups) {
       bool uniform = true;
-      shapes_[static_cast<size_t>(group)] = placement_.group_shape(members.at(group), &uniform);
-      const GroupShape& shape = shapes_[static_cast<size_t>(group)];
+      GroupShape& shape = shapes_[static_cast<size_t>(group)];
+      shape = placement_->group_shape(members.at(group), &uniform);
       if (!uniform)
         diagnostics.warn({source, 0},
                          "the " + std::string(to_string(group)) +
-                             " groups do not all lie on servers alike under this placement; "
-                             "costing every one like the most spread (" +
-                             std::to_string(shape.servers) + " servers, " +
-                             std::to_string(shape.ranks_per_server) + " ranks on one)");
+                             " groups do not all lie on the network alike under this placement; "
+                             "costing every one like the most spread");
     }
-    across_servers_ = placement_.neighbours_cross_servers(axis("pp"));
+    pipeline_pair_ = placement_->neighbour_shape(axis("pp"));
   }
 
   PlannedComm price(const Communication& comm, CommRole role) {
-    const GroupShape& shape = shapes_[static_cast<size_t>(comm.group)];
-    return {comm, shape.ranks, cost(comm.kind, comm.group, comm.bytes), role};
+    const CollectiveCost cost = price(comm.kind, comm.group, comm.bytes);
+    return {comm, shapes_[static_cast<size_t>(comm.group)].ranks, cost.time, role, cost.algorithm};
   }
 
-  Time cost(CollectiveKind kind, CommGroup group, Bytes bytes) {
+  CollectiveCost price(CollectiveKind kind, CommGroup group, Bytes bytes) {
     const auto key = std::make_tuple(kind, group, bytes);
     const auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
-    const Time t = collective_time(network_, kind, bytes, shapes_[static_cast<size_t>(group)]);
-    cache_.emplace(key, t);
-    return t;
+    const CollectiveCost c =
+        collective_cost(topology_, kind, bytes, shapes_[static_cast<size_t>(group)], algorithm_);
+    cache_.emplace(key, c);
+    return c;
   }
 
-  Time transfer(Bytes bytes) const { return point_to_point_time(network_, bytes, across_servers_); }
-  bool transfer_across_servers() const { return across_servers_; }
+  Time transfer(Bytes bytes) const { return point_to_point_time(topology_, bytes, pipeline_pair_); }
+  bool transfer_across_servers() const { return pipeline_pair_.outermost() > 0; }
 
  private:
   static std::vector<ParallelAxis> axes(const Parallelism& par,
@@ -77,11 +81,12 @@ class CommPricer {
     return result;
   }
 
-  ServerNetwork network_;
-  RankPlacement placement_;
+  const Topology& topology_;
+  Algorithm algorithm_;
+  std::optional<RankPlacement> placement_;
   std::array<GroupShape, kGroups.size()> shapes_;
-  std::map<std::tuple<CollectiveKind, CommGroup, Bytes>, Time> cache_;
-  bool across_servers_ = false;
+  GroupShape pipeline_pair_;
+  std::map<std::tuple<CollectiveKind, CommGroup, Bytes>, CollectiveCost> cache_;
 };
 
 Time work(const Layer& layer) {
@@ -159,10 +164,6 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
   if (options.world_size) par.world_size = *options.world_size;
   if (const std::string error = par.validation_error(); !error.empty())
     throw InputError(header, "expected parallel degrees that fit together: " + error);
-  if (cluster.servers > 0 && par.world_size > cluster.servers * cluster.gpus_per_server)
-    throw InputError("the job needs " + std::to_string(par.world_size) + " GPUs but cluster '" +
-                     cluster.name + "' has " +
-                     std::to_string(cluster.servers * cluster.gpus_per_server));
   plan.overlap = options.overlap;
 
   plan.schedule = options.schedule;
@@ -175,8 +176,8 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
     diagnostics.warn(header, "1f1b runs the " + std::to_string(par.vpp) +
                                  " model chunks of a stage as one (vpp ignored)");
 
-  CommPricer pricer(par, cluster, options.placement.value_or(cluster.placement), workload.source,
-                    diagnostics);
+  CommPricer pricer(par, cluster, options.placement.value_or(cluster.placement), options.algorithm,
+                    workload.source, diagnostics);
   const Program& program = workload.program;
   const auto iteration_level = [&](size_t i) {
     return in_range(program.before, i) || in_range(program.after, i);
@@ -193,9 +194,12 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
       if (weight_grad && is_data_parallel(p.comm->group)) {
         if (!iteration_level(i))
           role = options.overlap ? CommRole::Async : CommRole::Blocking;
-        else if (p.comm->kind == CollectiveKind::AllGather)
+        else if (p.comm->kind == CollectiveKind::AllGather ||
+                 p.comm->kind == CollectiveKind::Broadcast)
           role = CommRole::ParameterGather;
-        else if (p.comm->kind != CollectiveKind::AllToAll)
+        else if (p.comm->kind == CollectiveKind::AllReduce ||
+                 p.comm->kind == CollectiveKind::ReduceScatter ||
+                 p.comm->kind == CollectiveKind::Reduce)
           role = CommRole::GradientReduction;
       }
       result.comm = pricer.price(*p.comm, role);
@@ -251,8 +255,9 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                 : static_cast<Bytes>(static_cast<double>(comm->comm.bytes) * (before / total));
         const Bytes bytes = upto - assigned;
         assigned = upto;
+        const CollectiveCost cost = pricer.price(comm->comm.kind, comm->comm.group, bytes);
         plan.buckets.push_back(
-            {k, comm->comm.group, pricer.cost(comm->comm.kind, comm->comm.group, bytes)});
+            {k, comm->comm.group, comm->comm.kind, bytes, cost.time, cost.algorithm});
       }
     }
   }
@@ -286,6 +291,26 @@ std::vector<LayerTiming> layer_timings(const Workload& workload, const Iteration
     for (const size_t k : p.recompute)
       ++rows[k].recomputes;
   return rows;
+}
+
+Result plan_result(std::string mode, const Workload& workload, const Cluster& cluster,
+                   const IterationPlan& plan, std::vector<StageTiming> stages) {
+  Result result;
+  result.mode = std::move(mode);
+  result.schedule = std::string(to_string(plan.schedule));
+  result.workload = workload.name;
+  result.cluster = cluster.name;
+  result.parallelism = plan.parallelism;
+  result.stages = std::move(stages);
+  for (const StageTiming& s : result.stages)
+    if (s.finish > result.iteration_time) {
+      result.iteration_time = s.finish;
+      result.critical_stage = s.stage;
+    }
+  for (const StageTiming& s : result.stages)
+    if (s.stage == result.critical_stage) result.breakdown = s.breakdown;
+  result.layers = layer_timings(workload, plan);
+  return result;
 }
 
 }  // namespace orrery

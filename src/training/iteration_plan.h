@@ -21,7 +21,7 @@
 
 #include "cluster/cluster.h"
 #include "core/diagnostics.h"
-#include "network/collective_cost.h"
+#include "network/collective_algorithms.h"
 #include "training/simulation_options.h"
 #include "workload/result.h"
 #include "workload/workload.h"
@@ -40,6 +40,7 @@ struct PlannedComm {
   int64_t ranks = 1;
   Time cost;
   CommRole role = CommRole::Blocking;
+  Algorithm algorithm = Algorithm::Ring;  // the algorithm the cost was priced with
 };
 
 struct PlannedPhase {
@@ -58,7 +59,10 @@ struct PlannedLayer {
 struct GradientBucket {
   size_t layer = 0;
   CommGroup group = CommGroup::Data;
+  CollectiveKind kind = CollectiveKind::ReduceScatter;
+  Bytes bytes = 0;
   Time cost;
+  Algorithm algorithm = Algorithm::Ring;
 };
 
 struct IterationPlan {
@@ -86,5 +90,11 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
 
 // Per-layer costs for the report: one row per workload layer.
 std::vector<LayerTiming> layer_timings(const Workload& workload, const IterationPlan& plan);
+
+// The Result of a simulation in `mode`: what was simulated, the stages' timings, the iteration
+// time and breakdown of the critical stage (the last to finish; the first of equals), and the
+// per-layer costs.
+Result plan_result(std::string mode, const Workload& workload, const Cluster& cluster,
+                   const IterationPlan& plan, std::vector<StageTiming> stages);
 
 }  // namespace orrery

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "network/collective_algorithms.h"
+
 namespace orrery {
 
 enum class ScheduleKind {
@@ -28,6 +30,7 @@ struct SimulationOptions {
   bool overlap = true;
   std::optional<int64_t> world_size;                  // --gpus: overrides the workload's
   std::optional<std::vector<std::string>> placement;  // overrides the cluster's axis order
+  Algorithm algorithm = Algorithm::Auto;              // collective algorithm (--algo)
 };
 
 }  // namespace orrery

@@ -63,6 +63,47 @@ struct PeerFigures {
   std::vector<std::pair<std::string, double>> values;  // e.g. {"total_us", 71889}
 };
 
+// One configuration of a dataflow mapping (DFModel): kernels that run as one on-chip program.
+// Times are for one sample of one layer in nanoseconds, as DFModel reports them; fractions of a
+// nanosecond matter there, so they are doubles named with their unit.
+struct DataflowConfigRow {
+  int64_t config = 0;
+  std::string kernels;  // kernel names joined by '+'
+  double compute_ns = 0, memory_ns = 0, network_ns = 0, ii_ns = 0;
+};
+
+// A mapping considered by a dataflow search, for the list of alternatives.
+struct DataflowMappingRow {
+  std::string shape;  // e.g. "128 x 32"
+  std::string roles;  // parallelism per dimension, e.g. "PP x DP"
+  int64_t tp = 1, pp = 1, dp = 1, micro_batch = 1, tile_size = 1;
+  std::string execution;  // "KERNEL_BY_KERNEL" or "DATAFLOW"
+  Time iteration_time;
+};
+
+// What a dataflow-system model (DFModel) reports beside time.
+struct DataflowFigures {
+  double utilization = 0;  // workload FLOP / (iteration time x chips x peak FLOP/s)
+  double cost_usd = 0;     // system cost
+  double power_w = 0;      // system power
+  double flop = 0;         // workload FLOP per iteration
+  double tokens_per_second = 0;
+  std::string system;   // e.g. "r_r 128 x 32 (4096 chips), 311869.4 GFLOPS peak per chip"
+  std::string mapping;  // e.g. "x: PP 128, y: DP 32; micro-batch 1; tile 1; KERNEL_BY_KERNEL"
+  std::string search;   // what was searched and whether the answer is proven optimal
+  bool proven_optimal = false;
+  std::vector<DataflowConfigRow> configs;
+  std::vector<DataflowMappingRow> alternatives;  // best first, the chosen mapping included
+};
+
+// Traffic on one network link over the iteration (flow mode).
+struct LinkUsage {
+  std::string name;
+  double bytes = 0;
+  Time busy;                    // time at least one flow crossed it
+  double peak_utilization = 0;  // highest rate / capacity
+};
+
 struct Result {
   std::string mode;      // "event", "analytical", "analytical (SimAI 1.7 compatible)"
   std::string schedule;  // pipeline schedule simulated, e.g. "1f1b"; empty if none
@@ -77,9 +118,12 @@ struct Result {
   std::vector<StageTiming> stages;  // every simulated stage, in order
   std::vector<LayerTiming> layers;  // per-record costs, in file order
   std::optional<PeerFigures> peer;
-  std::optional<ModelSummary> model;  // the workload's, for model-level formats
+  std::optional<ModelSummary> model;        // the workload's, for model-level formats
+  std::optional<DataflowFigures> dataflow;  // dataflow-system figures (DFModel problems)
   std::vector<Warning> warnings;
-  int64_t simulated_tasks = 0;  // size of the event simulation (0 for closed forms)
+  int64_t simulated_tasks = 0;           // size of the event simulation (0 for closed forms)
+  int64_t flows = 0;                     // flow mode: transfers simulated as flows
+  std::vector<LinkUsage> hottest_links;  // flow mode: the links that carried most, most first
 };
 
 }  // namespace orrery

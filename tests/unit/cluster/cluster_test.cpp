@@ -9,12 +9,14 @@ namespace orrery {
 namespace {
 
 constexpr const char* kMinimal = R"(name: tiny
-gpus_per_server: 4
-scale_up:
-  bandwidth: 100 GB/s
-scale_out:
-  nics_per_server: 2
-  nic_bandwidth: 200 Gb/s
+network:
+  - kind: switch
+    size: 4
+    bandwidth: 100 GB/s
+  - kind: fat-tree
+    size: 0
+    rails: 2
+    bandwidth: 200 Gb/s
 )";
 
 std::string error_of(const std::string& yaml) {
@@ -29,44 +31,70 @@ std::string error_of(const std::string& yaml) {
 TEST(Cluster, MinimalFileGetsDocumentedDefaults) {
   const Cluster c = parse_cluster_yaml(kMinimal, "c.yaml");
   EXPECT_EQ(c.name, "tiny");
-  EXPECT_EQ(c.gpus_per_server, 4);
-  EXPECT_EQ(c.servers, 0);
-  EXPECT_EQ(c.scale_up.latency, Time::zero());
-  EXPECT_EQ(c.scale_up.efficiency, 1.0);
+  ASSERT_EQ(c.network.size(), 2u);
+  EXPECT_EQ(c.network[0].name, "switch");
+  EXPECT_EQ(c.gpus_per_server(), 4);
+  EXPECT_EQ(c.network[0].latency, Time::zero());
+  EXPECT_EQ(c.network[0].efficiency, 1.0);
+  EXPECT_EQ(c.network[1].servers_per_leaf, 0);
+  EXPECT_EQ(c.network[1].oversubscription, 1.0);
+  EXPECT_EQ(c.scale_out(), 1u);
   EXPECT_EQ(c.placement, (std::vector<std::string>{"tp", "ep", "dp", "pp"}));
   // Per-GPU scale-out bandwidth: 2 NICs x 25 GB/s shared by 4 GPUs.
-  EXPECT_DOUBLE_EQ(c.network().scale_out.bandwidth.in_gb_per_second(), 12.5);
+  EXPECT_DOUBLE_EQ(c.network.step_bandwidth(1).in_gb_per_second(), 12.5);
+}
+
+TEST(Cluster, TorusExpandsIntoOneRingPerAxis) {
+  const Cluster c = parse_cluster_yaml(
+      "name: t\nnetwork:\n  - name: ici\n    kind: torus\n    shape: [4, 2, 8]\n    bandwidth: 50 GB/s\n",
+      "t.yaml");
+  ASSERT_EQ(c.network.size(), 3u);
+  EXPECT_EQ(c.network[1].name, "ici.y");
+  EXPECT_EQ(c.network[1].kind, DimensionKind::Ring);
+  EXPECT_EQ(c.network[2].size, 8);
+  EXPECT_EQ(c.network.capacity(), 64);
 }
 
 TEST(Cluster, PresetsMatchTheirDatasheets) {
-  const std::vector<std::string> names = cluster_preset_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"dgx-a100", "hgx-h100", "simai-default"}));
+  EXPECT_EQ(cluster_preset_names(),
+            (std::vector<std::string>{"dgx-a100", "hgx-h100", "simai-default", "tpu-v4"}));
   const Cluster simai = load_cluster("simai-default");
-  EXPECT_DOUBLE_EQ(simai.scale_up.effective().in_gib_per_second(), 360);
-  EXPECT_DOUBLE_EQ(simai.nic.effective().in_gib_per_second(), 48.5);
-  EXPECT_EQ(simai.gpus_per_server, 8);
-  EXPECT_EQ(simai.nics_per_server, 8);
+  EXPECT_DOUBLE_EQ(simai.network[0].effective().in_gib_per_second(), 360);
+  EXPECT_DOUBLE_EQ(simai.network[1].effective().in_gib_per_second(), 48.5);
+  EXPECT_EQ(simai.network[1].rails, 8);
   const Cluster a100 = load_cluster("dgx-a100");
-  EXPECT_DOUBLE_EQ(a100.scale_up.bandwidth.in_gb_per_second(), 300);
-  EXPECT_DOUBLE_EQ(a100.nic.bandwidth.in_gb_per_second(), 25);  // 200 Gb/s HDR
+  EXPECT_DOUBLE_EQ(a100.network[0].link_bandwidth.in_gb_per_second(), 300);
+  EXPECT_DOUBLE_EQ(a100.network[1].link_bandwidth.in_gb_per_second(), 25);  // 200 Gb/s HDR
   const Cluster h100 = load_cluster("hgx-h100");
-  EXPECT_DOUBLE_EQ(h100.scale_up.bandwidth.in_gb_per_second(), 450);
-  EXPECT_DOUBLE_EQ(h100.nic.bandwidth.in_gb_per_second(), 50);  // 400 Gb/s NDR
+  EXPECT_DOUBLE_EQ(h100.network[0].link_bandwidth.in_gb_per_second(), 450);
+  EXPECT_TRUE(h100.network[0].nvls);
+  EXPECT_DOUBLE_EQ(h100.network[1].link_bandwidth.in_gb_per_second(), 50);  // 400 Gb/s NDR
+  const Cluster tpu = load_cluster("tpu-v4");
+  EXPECT_EQ(tpu.network.capacity(), 4096);                                  // 16 x 16 x 16
+  EXPECT_DOUBLE_EQ(tpu.network[0].link_bandwidth.in_gb_per_second(), 50);  // 400 Gb/s ICI
 }
 
 TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
   EXPECT_EQ(error_of(std::string(kMinimal) + "colour: blue\n"),
-            "c.yaml:8: unknown key 'colour' in the cluster; expected one of: description, gpu, "
-            "gpus_per_server, name, placement, scale_out, scale_up, servers");
+            "c.yaml:10: unknown key 'colour' in the cluster; expected one of: description, gpu, "
+            "name, network, placement");
   std::string bad_bandwidth = kMinimal;
   bad_bandwidth.replace(bad_bandwidth.find("100 GB/s"), 8, "fast");
   EXPECT_EQ(error_of(bad_bandwidth),
-            "c.yaml:4: expected a positive bandwidth such as '300 GB/s', found 'fast'");
-  std::string no_gpus = kMinimal;
-  no_gpus.replace(no_gpus.find("gpus_per_server: 4"), 18, "gpus_per_server: 0");
-  EXPECT_EQ(error_of(no_gpus), "c.yaml:2: expected an integer of at least 1, found '0'");
+            "c.yaml:5: expected a positive bandwidth such as '300 GB/s', found 'fast'");
+  std::string bad_kind = kMinimal;
+  bad_kind.replace(bad_kind.find("kind: switch"), 12, "kind: hypercube");
+  EXPECT_EQ(error_of(bad_kind),
+            "c.yaml:3: unknown kind 'hypercube'; expected switch, fat-tree, ring, torus or mesh");
+  std::string nvls_on_tree = kMinimal;
+  nvls_on_tree += "    nvls: true\n";
+  EXPECT_EQ(error_of(nvls_on_tree), "c.yaml:10: 'nvls' applies only to switch dimensions");
+  EXPECT_EQ(error_of("name: x\nnetwork:\n  - kind: switch\n    size: 0\n    bandwidth: 1 GB/s\n"
+                     "  - kind: switch\n    size: 2\n    bandwidth: 1 GB/s\n"),
+            "c.yaml:3: expected a consistent network: dimension 'switch': only the outermost "
+            "dimension may leave its size open (0)");
   EXPECT_EQ(error_of(std::string(kMinimal) + "placement: [tp, tp, dp, pp]\n"),
-            "c.yaml:8: expected placement to name tp, ep, dp and pp once each, innermost first");
+            "c.yaml:10: expected placement to name tp, ep, dp and pp once each, innermost first");
 }
 
 TEST(Cluster, UnknownPresetListsTheKnownOnes) {
@@ -74,9 +102,8 @@ TEST(Cluster, UnknownPresetListsTheKnownOnes) {
     load_cluster("dgx-z900");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(),
-                 "--cluster 'dgx-z900': expected a preset (dgx-a100, hgx-h100, "
-                 "simai-default) or a YAML file; no such file");
+    EXPECT_STREQ(e.what(), "--cluster 'dgx-z900': expected a preset (dgx-a100, hgx-h100, "
+                           "simai-default, tpu-v4) or a YAML file; no such file");
   }
 }
 

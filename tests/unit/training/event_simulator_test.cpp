@@ -50,6 +50,7 @@ TEST(EventSimulator, OneStageWithoutOverlapIsTheSumOfComputeAndComm) {
   add_iteration_row(w, layer("optimizer", us(50), Time::zero(), Time::zero()));
   SimulationOptions serial;
   serial.overlap = false;
+  serial.algorithm = Algorithm::Ring;  // the times above are ring times
   const Result r = run_event(w, test_cluster(), serial);
   EXPECT_EQ(r.iteration_time, us(2630));
   EXPECT_EQ(r.breakdown.compute, us(6 * 60 + 50));
@@ -185,8 +186,9 @@ TEST(EventSimulator, MoreBandwidthNeverMakesTheSeedsSlower) {
     Time previous = Time::max();
     for (const double scale : {1.0, 1.5, 2.0, 4.0}) {
       Cluster faster = c;
-      faster.scale_up.bandwidth = c.scale_up.bandwidth * scale;
-      faster.nic.bandwidth = c.nic.bandwidth * scale;
+      std::vector<Dimension> dims = c.network.dimensions();
+      for (Dimension& dim : dims) dim.link_bandwidth = dim.link_bandwidth * scale;
+      faster.network = Topology(dims);
       const Result r = run_event(w, faster);
       EXPECT_LE(r.iteration_time, previous) << seed << " x" << scale;
       previous = r.iteration_time;

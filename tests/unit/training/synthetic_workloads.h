@@ -17,13 +17,20 @@ inline Time us(double v) {
 }
 
 // Servers of 8 GPUs: 100 GB/s inside, 8 NICs of 25 GB/s (25 GB/s per GPU) between, no latency.
+// Ring collectives are forced where a test derives a ring's time by hand.
 inline Cluster test_cluster() {
   Cluster c;
   c.name = "test";
-  c.gpus_per_server = 8;
-  c.scale_up = {Bandwidth::gb_per_second(100), Time::zero(), 1.0};
-  c.nics_per_server = 8;
-  c.nic = {Bandwidth::gb_per_second(25), Time::zero(), 1.0};
+  Dimension inside, between;
+  inside.name = "nvlink";
+  inside.size = 8;
+  inside.link_bandwidth = Bandwidth::gb_per_second(100);
+  between.name = "fabric";
+  between.kind = DimensionKind::FatTree;
+  between.size = 0;
+  between.rails = 8;
+  between.link_bandwidth = Bandwidth::gb_per_second(25);
+  c.network = Topology({inside, between});
   return c;
 }
 

@@ -1,0 +1,100 @@
+// `orrery convert FILE --to workload`: a DFModel dataflow problem (evaluated or searched as
+// `orrery simulate` would) written as Orrery's training IR in its text form (SimAI/AICB
+// layer-wise text), and optionally the equivalent two-tier cluster as YAML, so that
+// `orrery simulate OUT.txt --cluster CLUSTER.yaml` runs it in the event simulator.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/dataflow_options.h"
+#include "cli/output_files.h"
+#include "core/diagnostics.h"
+#include "dataflow/workload_conversion.h"
+#include "formats/simai_text_writer.h"
+#include "formats/workload_reader.h"
+
+namespace orrery {
+namespace {
+
+struct ConvertArgs {
+  std::string input;
+  std::string to = "workload";
+  std::string output;
+  std::string cluster_output;
+  DataflowArgs dataflow;
+};
+
+void write_cluster_yaml(std::ostream& out, const EquivalentNetwork& n, const std::string& name,
+                        const std::string& source) {
+  out << fmt::format(
+      "# Two-tier equivalent of the DFModel system of {} (docs/dfmodel.md): a server is the\n"
+      "# tensor-parallel group; every chip has one NIC at the data-parallel dimension's link\n"
+      "# bandwidth (the pipeline dimension's when there is no data parallelism).\n"
+      "name: {}\n"
+      "description: two-tier equivalent of a DFModel system\n"
+      "gpu: dataflow chip\n"
+      "network:\n"
+      "  - name: TP dimension\n"
+      "    kind: switch\n"
+      "    size: {}\n"
+      "    bandwidth: {} GB/s\n"
+      "  - name: DP/PP dimension\n"
+      "    kind: fat-tree\n"
+      "    size: 0\n"
+      "    rails: {}\n"
+      "    bandwidth: {} GB/s\n"
+      "placement: [tp, ep, dp, pp]\n",
+      source, name, n.chips_per_server, n.scale_up_gbps, n.chips_per_server, n.scale_out_gbps);
+  for (const std::string& caveat : n.caveats)
+    out << "# approximate: " << caveat << "\n";
+}
+
+int run_convert(const ConvertArgs& a) {
+  Diagnostics diagnostics;
+  const std::string content = read_workload_content(a.input);
+  if (detect_workload_format(content) != WorkloadFormat::Dfmodel)
+    throw InputError({a.input, 1}, "expected a DFModel file (protobuf text or binary) to convert");
+  const SolvedDataflow solved = solve_dataflow_file(a.input, content, a.dataflow, diagnostics);
+  const ConvertedWorkload converted =
+      to_workload(solved.problem, solved.graph, solved.outcome.sharding, solved.outcome.best);
+  const auto workload = [&](std::ostream& out) { write_simai_text(out, converted.workload); };
+  if (a.output.empty() || a.output == "-")
+    workload(std::cout);
+  else
+    write_file(a.output, workload);
+  if (!a.cluster_output.empty())
+    write_file(a.cluster_output, [&](std::ostream& out) {
+      write_cluster_yaml(out, converted.network, solved.problem.name + "-equivalent", a.input);
+    });
+  for (const Warning& w : diagnostics.warnings())
+    std::cerr << "orrery: warning: " << w.to_string() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_convert_command(CLI::App& app) {
+  auto args = std::make_shared<ConvertArgs>();
+  auto* cmd = app.add_subcommand(
+      "convert", "Convert a DFModel dataflow problem into Orrery's training workload (IR)");
+  cmd->footer(
+      "Example:\n"
+      "  orrery convert examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt --to workload \\\n"
+      "      -o gpt1t.txt --cluster-out gpt1t-cluster.yaml\n"
+      "  orrery simulate gpt1t.txt --cluster gpt1t-cluster.yaml\n\n"
+      "The workload is written as SimAI/AICB layer-wise text (the IR's text form); see\n"
+      "docs/dfmodel.md for how its event-mode answer relates to DFModel's.");
+  cmd->add_option("input", args->input, "DFModel file (dse.txt, dse_final.txt or .pb)")->required();
+  cmd->add_option("--to", args->to, "What to produce: workload (Orrery's training IR)")
+      ->check(CLI::IsMember({"workload"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "Workload file to write (default: stdout)");
+  cmd->add_option("--cluster-out", args->cluster_output,
+                  "Also write the equivalent two-tier cluster as YAML here");
+  add_dataflow_options(*cmd, args->dataflow);
+  return [args]() { return run_convert(*args); };
+}
+
+}  // namespace orrery

@@ -1,0 +1,85 @@
+#include "cli/dataflow_options.h"
+
+#include "dataflow/problem_scope.h"
+#include "formats/dfmodel_reader.h"
+
+namespace orrery {
+
+void add_dataflow_options(CLI::App& cmd, DataflowArgs& args) {
+  const std::string group = "DFModel files";
+  cmd.add_option("--execution", args.execution,
+                 "DFModel: execution style to evaluate: kbk (KERNEL_BY_KERNEL), dataflow "
+                 "(DATAFLOW, kernels fused by search) or both (default: the file's)")
+      ->check(CLI::IsMember({"kbk", "dataflow", "both"}))
+      ->group(group);
+  cmd.add_option("--allreduce-factor", args.allreduce_factor,
+                 "DFModel: all-reduce cost factor, 2 (reduce-scatter + all-gather; the seed's "
+                 "DFModel version, and separate_rs_ag_for_ar) or 1 (later fork code)")
+      ->check(CLI::IsMember({1, 2}))
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--staging-buffers", args.staging_buffers,
+                 "DFModel: SRAM buffers per DRAM-staged edge, 1 (seed era) or 2 (double "
+                 "buffering, later versions)")
+      ->check(CLI::IsMember({1, 2}))
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--top", args.top, "DFModel search: alternatives to report, the best included")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--threads", args.threads,
+                 "DFModel search: threads (default: the file's gurobi.thread; 0: all CPUs)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  cmd.add_option("--time-limit", args.time_limit_s,
+                 "DFModel search: seconds (default: the file's gurobi.time; 0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+}
+
+SolvedDataflow solve_dataflow_file(const std::string& path, const std::string& content,
+                                   const DataflowArgs& args, Diagnostics& diagnostics) {
+  DataflowProblem problem = read_dfmodel(path, content, diagnostics);
+  check_modelled(problem, diagnostics);
+  DataflowGraph graph = DataflowGraph::build(problem, diagnostics);
+  SearchOptions options;
+  options.model.allreduce_factor = args.allreduce_factor;
+  options.model.staging_buffers = args.staging_buffers;
+  if (problem.run.separate_rs_ag_for_ar && args.allreduce_factor != 2)
+    diagnostics.warn({path, problem.run.line},
+                     "separate_rs_ag_for_ar: true charges all-reduces twice, but "
+                     "--allreduce-factor 1 was asked; using 1");
+  if (args.execution == "kbk") options.styles = {ExecutionStyle::KernelByKernel};
+  if (args.execution == "dataflow") options.styles = {ExecutionStyle::Dataflow};
+  if (args.execution == "both")
+    options.styles = {ExecutionStyle::KernelByKernel, ExecutionStyle::Dataflow};
+  options.top_k = args.top;
+  options.threads = args.threads;
+  options.time_limit_s = args.time_limit_s;
+  SearchOutcome outcome = solve_dataflow(problem, graph, options, diagnostics);
+  return {std::move(problem), std::move(graph), std::move(outcome)};
+}
+
+Cluster equivalent_cluster(const EquivalentNetwork& n, const std::string& name) {
+  Cluster c;
+  c.name = name;
+  c.description = "two-tier equivalent of a DFModel system: a server is the TP group";
+  c.source = "dfmodel";
+  c.gpu = "dataflow chip";
+  Dimension server, network;
+  server.name = "TP dimension";
+  server.kind = DimensionKind::Switch;
+  server.size = n.chips_per_server;
+  server.link_bandwidth = Bandwidth::gb_per_second(n.scale_up_gbps);
+  network.name = "DP/PP dimension";
+  network.kind = DimensionKind::FatTree;
+  network.size = 0;
+  network.rails = n.chips_per_server;
+  network.link_bandwidth = Bandwidth::gb_per_second(n.scale_out_gbps);
+  c.network = Topology({server, network});
+  c.placement = {"tp", "ep", "dp", "pp"};
+  return c;
+}
+
+}  // namespace orrery

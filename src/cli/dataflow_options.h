@@ -1,0 +1,45 @@
+// Wiring for DFModel dataflow problems, shared by `orrery simulate` and `orrery convert`: the
+// options that select DFModel's version-dependent semantics and bound the search, reading and
+// solving a file, and the cluster equivalent to a dataflow system for the event simulator.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cluster/cluster.h"
+#include "core/diagnostics.h"
+#include "dataflow/dataflow_graph.h"
+#include "dataflow/mapping_search.h"
+#include "dataflow/workload_conversion.h"
+#include "workload/dataflow_problem.h"
+
+namespace orrery {
+
+struct DataflowArgs {
+  std::string execution;  // empty: the file's; "kbk", "dataflow" or "both"
+  int allreduce_factor = 2;
+  int staging_buffers = 1;
+  size_t top = 5;
+  std::optional<int64_t> threads;
+  std::optional<double> time_limit_s;
+};
+
+void add_dataflow_options(CLI::App& command, DataflowArgs& args);
+
+struct SolvedDataflow {
+  DataflowProblem problem;
+  DataflowGraph graph;
+  SearchOutcome outcome;
+};
+
+// Reads, validates and evaluates or searches the file (content already read).
+SolvedDataflow solve_dataflow_file(const std::string& path, const std::string& content,
+                                   const DataflowArgs& args, Diagnostics& diagnostics);
+
+// The two-tier cluster of EquivalentNetwork (no latency, full efficiency).
+Cluster equivalent_cluster(const EquivalentNetwork& network, const std::string& name);
+
+}  // namespace orrery

@@ -1,0 +1,67 @@
+#include "cli/simulate_dataflow.h"
+
+#include <iostream>
+
+#include "cli/output_files.h"
+#include "dataflow/dataflow_result.h"
+#include "dataflow/workload_conversion.h"
+#include "report/config_csv.h"
+#include "report/dataflow_summary.h"
+#include "report/json_report.h"
+#include "report/layer_csv.h"
+#include "report/text_summary.h"
+#include "training/event_simulator.h"
+#include "training/flow_simulator.h"
+
+namespace orrery {
+
+int simulate_dataflow(const DataflowSimulation& r) {
+  Diagnostics diagnostics;
+  const SolvedDataflow solved = solve_dataflow_file(r.path, r.content, r.dataflow, diagnostics);
+  const bool event = r.mode == "event" || r.mode == "flow";
+  Result result;
+  if (event) {
+    const ConvertedWorkload converted =
+        to_workload(solved.problem, solved.graph, solved.outcome.sharding, solved.outcome.best);
+    const Cluster cluster = r.cluster.value_or(
+        equivalent_cluster(converted.network, solved.problem.name + "-equivalent"));
+    if (!r.cluster)
+      for (const std::string& caveat : converted.network.caveats)
+        diagnostics.warn({r.path, 0}, "equivalent cluster: " + caveat);
+    if (r.mode == "flow")
+      result = FlowSimulator().simulate(converted.workload, cluster, r.options, diagnostics);
+    else
+      result = EventSimulator().simulate(converted.workload, cluster, r.options, diagnostics);
+  } else {
+    result = dataflow_result(solved.problem, solved.outcome);
+  }
+  result.warnings = diagnostics.warnings();
+
+  const auto summary = [&](std::ostream& out) {
+    if (event)
+      write_text_summary(out, result);
+    else
+      write_dataflow_summary(out, result);
+  };
+  const auto table = [&](std::ostream& out) {
+    if (event)
+      write_layer_csv(out, result);
+    else
+      write_config_csv(out, result);
+  };
+  if (!r.csv.empty()) write_file(r.csv, table);
+  if (!r.output_dir.empty()) {
+    const std::filesystem::path dir(r.output_dir);
+    ensure_output_directory(dir);
+    write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, result); });
+    write_file(dir / "summary.txt", summary);
+    write_file(dir / (event ? "layers.csv" : "configs.csv"), table);
+  }
+  if (r.json)
+    write_json(std::cout, result);
+  else
+    summary(std::cout);
+  return 0;
+}
+
+}  // namespace orrery

@@ -1,0 +1,29 @@
+// `orrery simulate` on a DFModel file: DFModel's model (the default) or, with --mode event or
+// flow, that simulator on the converted workload and the equivalent (or the given) cluster.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/dataflow_options.h"
+#include "cluster/cluster.h"
+#include "training/simulation_options.h"
+
+namespace orrery {
+
+struct DataflowSimulation {
+  std::string path;
+  std::string content;
+  DataflowArgs dataflow;
+  std::string mode;  // "", "analytical" (DFModel's model), "event" or "flow"
+  bool json = false;
+  std::string csv;
+  std::string output_dir;
+  std::optional<Cluster> cluster;  // --cluster, for event mode; default: the equivalent one
+  SimulationOptions options;       // event mode
+};
+
+// Prints the summary or JSON, writes the requested files; returns the exit status.
+int simulate_dataflow(const DataflowSimulation& request);
+
+}  // namespace orrery

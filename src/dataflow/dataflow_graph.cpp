@@ -1,0 +1,236 @@
+#include "dataflow/dataflow_graph.h"
+
+#include <cmath>
+#include <map>
+#include <queue>
+#include <string>
+
+namespace orrery {
+namespace {
+
+std::string label(const DataflowKernel& k) {
+  return "kernel '" + k.name + "' (id " + std::to_string(k.id) + ")";
+}
+
+bool is_elementwise(const DataflowKernel& k) {
+  return k.variant == KernelVariant::Elementwise ||
+         k.variant == KernelVariant::ElementwiseInputInput;
+}
+
+std::string_view axis_name(TensorAxis a) {
+  switch (a) {
+    case TensorAxis::Outer:
+      return "outer";
+    case TensorAxis::M:
+      return "M";
+    case TensorAxis::K:
+      return "K";
+    case TensorAxis::N:
+      return "N";
+    case TensorAxis::None:
+      return "none";
+  }
+  return "?";
+}
+
+// Summarises the disagreements of one derived field in a single warning.
+class Disagreements {
+ public:
+  explicit Disagreements(std::string field) : field_(std::move(field)) {}
+  void add(const SourceLocation& where, const std::string& what) {
+    if (count_++ == 0) {
+      first_where_ = where;
+      first_ = what;
+    }
+  }
+  void report(Diagnostics& d) const {
+    if (count_ == 0) return;
+    std::string message = field_ + ": " + first_;
+    if (count_ > 1) message += " (and " + std::to_string(count_ - 1) + " more)";
+    d.warn(first_where_, message + "; the recomputed values are used");
+  }
+
+ private:
+  std::string field_;
+  int64_t count_ = 0;
+  SourceLocation first_where_;
+  std::string first_;
+};
+
+void check_kernel(DataflowKernel& k, int64_t word, const std::string& file, Diagnostics& d) {
+  const SourceLocation at{file, k.line};
+  if (k.outer < 1) {
+    d.warn(at, label(k) + ": outer missing or < 1; taken as 1");
+    k.outer = 1;
+  }
+  if (k.m < 1 || k.n < 1) throw InputError(at, label(k) + ": expected M >= 1 and N >= 1");
+  constexpr int64_t kLargest = 2147483647;  // keeps products of sizes exact in 64 bits
+  if (k.outer > kLargest || k.m > kLargest || k.k > kLargest || k.n > kLargest)
+    throw InputError(at, label(k) + ": expected outer, M, K and N <= 2147483647");
+  if (is_elementwise(k)) {
+    k.k = 1;
+  } else if (k.k < 1) {
+    throw InputError(at, label(k) + ": expected K >= 1");
+  }
+  if (is_elementwise(k) && (k.tiling == TensorAxis::K || k.sharding == TensorAxis::K))
+    throw InputError(at, label(k) + ": element-wise kernels have no K axis to tile or shard");
+  if (k.sharding && *k.sharding != TensorAxis::None && *k.sharding == k.tiling)
+    throw InputError(at, label(k) + ": expected different sharding and tiling axes, found " +
+                             std::string(axis_name(k.tiling)) + " for both");
+  if (k.num_input < 0) throw InputError(at, label(k) + ": expected num_input >= 0");
+  for (const double v : {k.input1_bytes, k.input2_bytes, k.weight_bytes, k.output_bytes,
+                         k.memory_bytes, k.collective_bytes})
+    if (!std::isfinite(v)) throw InputError(at, label(k) + ": expected finite tensor sizes");
+  if (k.output_bytes <= 0) {
+    k.output_bytes = static_cast<double>(k.outer) * static_cast<double>(k.m) *
+                     static_cast<double>(k.n) * static_cast<double>(word);
+    d.warn(at, label(k) + ": no output_tensor_size; taking outer*M*N*word = " +
+                   std::to_string(static_cast<int64_t>(k.output_bytes)) + " bytes");
+  }
+  if (k.memory_bytes < 0) throw InputError(at, label(k) + ": expected memory_size >= 0");
+}
+
+}  // namespace
+
+DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagnostics) {
+  const std::string& file = problem.source;
+  auto& kernels = problem.kernels;
+  const size_t n = kernels.size();
+  DataflowGraph g;
+
+  std::map<int64_t, size_t> index_of;
+  for (size_t i = 0; i < n; ++i) {
+    check_kernel(kernels[i], problem.run.word_bytes, file, diagnostics);
+    const auto [it, fresh] = index_of.emplace(kernels[i].id, i);
+    if (!fresh)
+      throw InputError({file, kernels[i].line},
+                       "expected unique kernel ids, found id " + std::to_string(kernels[i].id) +
+                           " again (first: '" + kernels[it->second].name + "')");
+    g.has_backward_ = g.has_backward_ || kernels[i].backward;
+  }
+
+  g.in_.resize(n);
+  g.out_.resize(n);
+  std::map<int64_t, size_t> edge_ids;
+  for (size_t e = 0; e < problem.edges.size(); ++e) {
+    const DataflowEdge& edge = problem.edges[e];
+    const SourceLocation at{file, edge.line};
+    const std::string name = "connection " + std::to_string(edge.id);
+    if (!edge_ids.emplace(edge.id, e).second)
+      throw InputError(
+          at, "expected unique connection ids, found id " + std::to_string(edge.id) + " again");
+    const auto from = index_of.find(edge.from_id), to = index_of.find(edge.to_id);
+    if (from == index_of.end() || to == index_of.end())
+      throw InputError(at, name + ": expected startIdx and endIdx to name kernel ids, found " +
+                               std::to_string(edge.from_id) + " -> " + std::to_string(edge.to_id));
+    if (from->second == to->second)
+      throw InputError(at, name + ": expected an acyclic graph, found a connection from " +
+                               label(kernels[from->second]) + " to itself");
+    if (kernels[from->second].backward && !kernels[to->second].backward)
+      throw InputError(at, name +
+                               ": expected forward kernels before backward ones, found a "
+                               "connection from backward " +
+                               label(kernels[from->second]) + " to forward " +
+                               label(kernels[to->second]));
+    g.edges_.push_back({from->second, to->second, kernels[from->second].output_bytes, 1});
+    g.out_[from->second].push_back(e);
+    g.in_[to->second].push_back(e);
+  }
+
+  // Kahn's algorithm in rounds: every kernel that becomes free in round r has level r.
+  g.levels_.assign(n, -1);
+  std::vector<size_t> indegree(n);
+  for (size_t i = 0; i < n; ++i)
+    indegree[i] = g.in_[i].size();
+  std::vector<size_t> frontier;
+  for (size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0) frontier.push_back(i);
+  size_t placed = 0;
+  for (int64_t round = 0; !frontier.empty(); ++round) {
+    std::vector<size_t> next;
+    for (const size_t k : frontier) {
+      g.levels_[k] = round;
+      ++placed;
+      for (const size_t e : g.out_[k])
+        if (--indegree[g.edges_[e].to] == 0) next.push_back(g.edges_[e].to);
+    }
+    frontier = std::move(next);
+  }
+  if (placed != n) {
+    for (size_t i = 0; i < n; ++i)
+      if (g.levels_[i] < 0)
+        throw InputError({file, kernels[i].line},
+                         "expected an acyclic graph, found a cycle through " + label(kernels[i]));
+  }
+  for (GraphEdge& e : g.edges_)
+    e.buffer_depth = g.levels_[e.to] - g.levels_[e.from] + 1;
+
+  // Execution order: the file's when it respects every edge and lists forward kernels first.
+  std::vector<size_t> position(n);
+  for (size_t i = 0; i < n; ++i)
+    position[i] = i;
+  for (const GraphEdge& e : g.edges_)
+    if (e.from > e.to) g.file_order_topological_ = false;
+  bool forward_first = true;
+  for (size_t i = 1; i < n; ++i)
+    if (kernels[i - 1].backward && !kernels[i].backward) forward_first = false;
+  if (g.file_order_topological_ && forward_first) {
+    g.order_ = position;
+  } else {
+    // Smallest (backward?, file index) first among the free kernels.
+    for (size_t i = 0; i < n; ++i)
+      indegree[i] = g.in_[i].size();
+    using Key = std::pair<bool, size_t>;
+    std::priority_queue<Key, std::vector<Key>, std::greater<>> ready;
+    for (size_t i = 0; i < n; ++i)
+      if (indegree[i] == 0) ready.push({kernels[i].backward, i});
+    while (!ready.empty()) {
+      const size_t k = ready.top().second;
+      ready.pop();
+      g.order_.push_back(k);
+      for (const size_t e : g.out_[k])
+        if (--indegree[g.edges_[e].to] == 0)
+          ready.push({kernels[g.edges_[e].to].backward, g.edges_[e].to});
+    }
+  }
+
+  // Compare the file's derived fields with the recomputed ones (only where the file has them).
+  bool file_has_levels = false;
+  for (const DataflowKernel& k : kernels)
+    file_has_levels = file_has_levels || k.topological_number != 0;
+  Disagreements level("topological_number");
+  if (file_has_levels)
+    for (size_t i = 0; i < n; ++i)
+      if (kernels[i].topological_number != g.levels_[i])
+        level.add({file, kernels[i].line}, label(kernels[i]) + " has " +
+                                               std::to_string(kernels[i].topological_number) +
+                                               ", recomputed " + std::to_string(g.levels_[i]));
+  level.report(diagnostics);
+
+  Disagreements depth("buffer_depth"), size("tensor_size"), names("startName/endName");
+  for (size_t e = 0; e < problem.edges.size(); ++e) {
+    const DataflowEdge& edge = problem.edges[e];
+    const GraphEdge& ge = g.edges_[e];
+    const SourceLocation at{file, edge.line};
+    const std::string name = "connection " + std::to_string(edge.id);
+    if (edge.buffer_depth != 0 && edge.buffer_depth != ge.buffer_depth)
+      depth.add(at, name + " has " + std::to_string(edge.buffer_depth) + ", recomputed " +
+                        std::to_string(ge.buffer_depth));
+    if (edge.tensor_bytes != 0 &&
+        static_cast<float>(edge.tensor_bytes) != static_cast<float>(ge.tensor_bytes))
+      size.add(at, name + " has " + std::to_string(edge.tensor_bytes) +
+                       " bytes, its producer's output is " + std::to_string(ge.tensor_bytes));
+    const bool names_given = !edge.from_name.empty() || !edge.to_name.empty();
+    if (names_given &&
+        (edge.from_name != kernels[ge.from].name || edge.to_name != kernels[ge.to].name))
+      names.add(at, name + " names '" + edge.from_name + "' -> '" + edge.to_name +
+                        "', its kernels are '" + kernels[ge.from].name + "' -> '" +
+                        kernels[ge.to].name + "'");
+  }
+  depth.report(diagnostics);
+  size.report(diagnostics);
+  names.report(diagnostics);
+  return g;
+}
+
+}  // namespace orrery

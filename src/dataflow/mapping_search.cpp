@@ -1,0 +1,483 @@
+#include "dataflow/mapping_search.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "dataflow/cost_terms.h"
+#include "dataflow/fusion.h"
+#include "dataflow/sharding_search.h"
+
+namespace orrery {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; d * d <= n; ++d)
+    if (n % d == 0) {
+      small.push_back(d);
+      if (d != n / d) large.push_back(n / d);
+    }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+// Every ordered factorisation of `total` into sizes, keeping the fixed (> 0) ones.
+void factorizations(const std::vector<int64_t>& fixed, int64_t total, std::vector<int64_t>& now,
+                    std::vector<std::vector<int64_t>>& out) {
+  const size_t i = now.size();
+  if (i == fixed.size()) {
+    if (total == 1) out.push_back(now);
+    return;
+  }
+  const auto descend = [&](int64_t size) {
+    now.push_back(size);
+    factorizations(fixed, total / size, now, out);
+    now.pop_back();
+  };
+  if (fixed[i] > 0) {
+    if (total % fixed[i] == 0) descend(fixed[i]);
+  } else if (i + 1 == fixed.size()) {
+    descend(total);
+  } else {
+    for (const int64_t d : divisors(total))
+      descend(d);
+  }
+}
+
+// The role assignments DFModel's LLM path allows: distinct roles, all three on a 3-D topology.
+std::vector<std::vector<ParallelRole>> role_assignments(
+    const std::vector<TopologyDimension>& dims) {
+  using R = ParallelRole;
+  std::vector<std::vector<ParallelRole>> out;
+  std::array<R, 3> roles = {R::Tensor, R::Pipeline, R::Data};
+  std::sort(roles.begin(), roles.end());
+  do {
+    std::vector<ParallelRole> a(roles.begin(), roles.begin() + static_cast<long>(dims.size()));
+    bool fits = true;
+    for (size_t i = 0; i < dims.size(); ++i)
+      fits = fits && (dims[i].role == R::Unassigned || dims[i].role == a[i]);
+    if (fits && std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  } while (std::next_permutation(roles.begin(), roles.end()));
+  return out;
+}
+
+struct Layout {
+  std::vector<int64_t> shape;
+  std::vector<ParallelRole> roles;
+  int64_t tp = 1, pp = 1, dp = 1;
+
+  Mapping mapping(int64_t micro_batch, int64_t tile_size, ExecutionStyle style) const {
+    Mapping m;
+    m.shape = shape;
+    m.roles = roles;
+    m.tp = tp;
+    m.pp = pp;
+    m.dp = dp;
+    m.micro_batch = micro_batch;
+    m.tile_size = tile_size;
+    m.style = style;
+    return m;
+  }
+};
+
+// Every shape of the topology (fixed sizes kept) with every allowed role assignment whose
+// data-parallel degree divides the global batch.
+std::vector<Layout> layouts_of(const DataflowProblem& problem) {
+  const DataflowSystem& sys = problem.system;
+  const SourceLocation at{problem.source, sys.line};
+  std::vector<int64_t> fixed;
+  for (const TopologyDimension& d : sys.dimensions)
+    fixed.push_back(d.size);
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<int64_t> scratch;
+  factorizations(fixed, sys.chips, scratch, shapes);
+  if (shapes.empty())
+    throw InputError(at, sys.topology + ": expected dimension sizes whose product is num_chip " +
+                             std::to_string(sys.chips));
+  std::vector<Layout> layouts;
+  for (const auto& roles : role_assignments(sys.dimensions))
+    for (const auto& shape : shapes) {
+      Layout l{shape, roles};
+      for (size_t i = 0; i < shape.size(); ++i)
+        (roles[i] == ParallelRole::Tensor     ? l.tp
+         : roles[i] == ParallelRole::Pipeline ? l.pp
+                                              : l.dp) = shape[i];
+      if (problem.run.llm->global_batch % l.dp == 0) layouts.push_back(std::move(l));
+    }
+  if (layouts.empty())
+    throw InputError(at,
+                     "no layout of TP/PP/DP on the topology has a data-parallel degree dividing "
+                     "global_batch_size " +
+                         std::to_string(problem.run.llm->global_batch));
+  return layouts;
+}
+
+// Tile size fixed by the file's stage-2 shard sizes: every tiled kernel's shard on its tiled
+// axis must give the same number of tiles.
+std::optional<int64_t> tile_from_shards(const DataflowProblem& p) {
+  std::optional<int64_t> tiles;
+  for (const DataflowKernel& k : p.kernels) {
+    int64_t size = 0, shard = 0;
+    switch (k.tiling) {
+      case TensorAxis::Outer:
+      case TensorAxis::M:
+        size = k.outer * k.m;
+        shard = k.shard_outer_m;
+        break;
+      case TensorAxis::K:
+        size = k.k;
+        shard = k.shard_k;
+        break;
+      case TensorAxis::N:
+        size = k.n;
+        shard = k.shard_n;
+        break;
+      case TensorAxis::None:
+        continue;
+    }
+    if (shard <= 0) return std::nullopt;
+    const int64_t t = (size + shard - 1) / shard;
+    if (tiles && *tiles != t) return std::nullopt;
+    tiles = t;
+  }
+  if (!tiles) return std::nullopt;
+  const int64_t seq = p.run.llm->seq_len;
+  return (seq + *tiles - 1) / *tiles;
+}
+
+// Everything a worker needs to score candidates.
+class Scorer {
+ public:
+  Scorer(const DataflowProblem& p, const DataflowGraph& g, const ShardingPlan& plan,
+         const ModelOptions& options, bool pins)
+      : problem_(p), graph_(g), plan_(plan), options_(options), pins_(pins) {}
+
+  // The mapping with its configurations filled, or nothing when it does not fit.
+  std::optional<RankedMapping> score(Mapping m) const {
+    const CostTerms terms(problem_, graph_, plan_, m, options_);
+    const size_t n = problem_.kernels.size();
+    double ii = 0;
+    if (m.style == ExecutionStyle::KernelByKernel || pins_) {
+      if (m.style == ExecutionStyle::KernelByKernel) {
+        m.config.resize(n);
+        for (size_t k = 0; k < n; ++k)
+          m.config[k] = static_cast<int64_t>(k);
+        m.config_count = static_cast<int64_t>(n);
+      } else {
+        m.config.clear();
+        for (const DataflowKernel& k : problem_.kernels)
+          m.config.push_back(k.config);
+        m.config_count = std::max(problem_.run.num_config,
+                                  *std::max_element(m.config.begin(), m.config.end()) + 1);
+      }
+      std::map<int64_t, std::vector<size_t>> groups;
+      for (const size_t k : graph_.order())
+        groups[m.config[k]].push_back(k);
+      for (const auto& [c, members] : groups) {
+        const int64_t index = c;
+        const ConfigTiming t =
+            terms.config(members, [&](size_t k) { return m.config[k] == index; });
+        if (!t.fits) return std::nullopt;
+        ii += t.ii_ns;
+      }
+    } else {
+      const Fusion f = fuse_kernels(problem_, graph_, terms, problem_.run.num_config);
+      if (!f.found) return std::nullopt;
+      m.config = f.config;
+      m.config_count = f.config_count;
+      ii = f.all_config_ii_ns;
+    }
+    const PipelineTiming pipeline = pipeline_timing(problem_, graph_, m);
+    if (dram_footprint_bytes(problem_, graph_, terms, m.config, pipeline.layers_per_stage) >
+        problem_.system.dram_bytes)
+      return std::nullopt;
+    const double t = pipeline.iteration_ns(ii);
+    return RankedMapping{std::move(m), t, ii};
+  }
+
+ private:
+  const DataflowProblem& problem_;
+  const DataflowGraph& graph_;
+  const ShardingPlan& plan_;
+  ModelOptions options_;
+  bool pins_;
+};
+
+// A candidate's place in the enumeration, for deterministic tie-breaking.
+using Key = std::array<size_t, 3>;  // layout, micro-batch, style
+
+struct Ranked {
+  RankedMapping r;
+  Key key;
+  bool operator<(const Ranked& o) const {
+    return r.final_ns != o.r.final_ns ? r.final_ns < o.r.final_ns : key < o.key;
+  }
+};
+
+void keep_best(std::vector<Ranked>& top, Ranked candidate, size_t k) {
+  const auto at = std::upper_bound(top.begin(), top.end(), candidate);
+  if (static_cast<size_t>(at - top.begin()) >= k) return;
+  top.insert(at, std::move(candidate));
+  if (top.size() > k) top.pop_back();
+}
+
+void check_pins(const DataflowProblem& p, const DataflowGraph& g) {
+  for (size_t e = 0; e < g.edges().size(); ++e) {
+    const auto& s = p.kernels[g.edges()[e].from];
+    const auto& d = p.kernels[g.edges()[e].to];
+    if (s.config > d.config)
+      throw InputError({p.source, p.edges[e].line},
+                       "connection " + std::to_string(p.edges[e].id) + ": kernel '" + s.name +
+                           "' is pinned to configuration " + std::to_string(s.config) +
+                           ", after its consumer '" + d.name + "' (" + std::to_string(d.config) +
+                           "); configurations run in order");
+  }
+}
+
+// Where the file carries DFModel's stage-2 output (shards, edge tile bytes, kernel-by-kernel
+// configurations), says in one warning each if the mapping evaluated differs from it.
+void compare_stage2_outputs(const DataflowProblem& p, const Evaluation& ev,
+                            Diagnostics& diagnostics) {
+  const auto report = [&](const std::string& field, int64_t count, int64_t line,
+                          const std::string& first) {
+    if (count == 0) return;
+    diagnostics.warn({p.source, line},
+                     field + ": " + first +
+                         (count > 1 ? fmt::format(" (and {} more)", count - 1) : "") +
+                         "; the file's stage-2 output is not the mapping evaluated");
+  };
+  int64_t shards = 0, configs = 0, line = 0, config_line = 0;
+  std::string first, first_config;
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const DataflowKernel& kernel = p.kernels[k];
+    const KernelShard& s = ev.shards[k];
+    const bool given = kernel.shard_outer_m > 0 || kernel.shard_n > 0;
+    const bool k_differs = kernel.variant != KernelVariant::Elementwise &&
+                           kernel.variant != KernelVariant::ElementwiseInputInput &&
+                           kernel.shard_k != s.k;
+    if (given && (kernel.shard_outer_m != s.m || kernel.shard_n != s.n || k_differs) &&
+        shards++ == 0) {
+      line = kernel.line;
+      first =
+          fmt::format("kernel '{}' has {} x {} x {}, the mapping gives {} x {} x {}", kernel.name,
+                      kernel.shard_outer_m, kernel.shard_k, kernel.shard_n, s.m, s.k, s.n);
+    }
+    if (p.run.style == ExecutionStyle::KernelByKernel &&
+        ev.mapping.style == ExecutionStyle::KernelByKernel && kernel.config >= 0 &&
+        kernel.config != ev.mapping.config[k] && configs++ == 0) {
+      config_line = kernel.line;
+      first_config = fmt::format("kernel '{}' has config {}, kernel-by-kernel runs it in {}",
+                                 kernel.name, kernel.config, ev.mapping.config[k]);
+    }
+  }
+  report("shard_outer_M/shard_K/shard_N", shards, line, first);
+  report("config", configs, config_line, first_config);
+  int64_t edges = 0, edge_line = 0;
+  std::string first_edge;
+  for (size_t e = 0; e < p.edges.size(); ++e) {
+    const double given = p.edges[e].shard_tensor_bytes;
+    if (given > 0 && static_cast<float>(given) != static_cast<float>(ev.edge_tile_bytes[e]) &&
+        edges++ == 0) {
+      edge_line = p.edges[e].line;
+      first_edge = fmt::format("connection {} has {:g} bytes, the mapping gives {:g}",
+                               p.edges[e].id, given, ev.edge_tile_bytes[e]);
+    }
+  }
+  report("shard_tensor_size", edges, edge_line, first_edge);
+}
+
+}  // namespace
+
+std::string SearchOutcome::statement() const {
+  if (!searched) return "fixed mapping: the file leaves nothing to search";
+  std::string s = fmt::format("searched {} candidate mappings ({} fit)", evaluated, fitting);
+  if (!exhaustive)
+    return s + "; stopped at the time limit, so the best found is not proven optimal";
+  if (fusion_restricted)
+    return s +
+           "; exhaustive, with DATAFLOW fusion optimal among contiguous runs of the kernel "
+           "order (DFModel also considers non-contiguous groupings), so not proven optimal over "
+           "DFModel's space";
+  return s + "; exhaustive, so the best is proven optimal";
+}
+
+SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph& graph,
+                             const SearchOptions& options, Diagnostics& diagnostics) {
+  const LlmShape& llm = *problem.run.llm;
+  const DataflowSystem& sys = problem.system;
+  const SourceLocation system_at{problem.source, sys.line},
+      run_at{problem.source, problem.run.line};
+  const auto start = Clock::now();
+  const double limit_s =
+      options.time_limit_s.value_or(static_cast<double>(problem.limits.time_limit_s));
+
+  const std::vector<Layout> layouts = layouts_of(problem);
+
+  std::vector<ExecutionStyle> styles = options.styles;
+  if (styles.empty()) styles.push_back(problem.run.style);
+  const bool kernel_by_kernel =
+      std::find(styles.begin(), styles.end(), ExecutionStyle::KernelByKernel) != styles.end();
+  if (kernel_by_kernel && !graph.file_order_is_topological())
+    for (size_t e = 0; e < graph.edges().size(); ++e)
+      if (graph.edges()[e].from > graph.edges()[e].to)
+        throw InputError({problem.source, problem.edges[e].line},
+                         "connection " + std::to_string(problem.edges[e].id) +
+                             ": KERNEL_BY_KERNEL runs kernels in file order, but this connection "
+                             "goes from a later kernel to an earlier one");
+  // Pins apply to DATAFLOW files only (a kernel-by-kernel file's configs are its own output).
+  bool all_pinned = problem.run.style == ExecutionStyle::Dataflow;
+  bool any_pinned = false;
+  for (const DataflowKernel& k : problem.kernels) {
+    all_pinned = all_pinned && k.config >= 0;
+    any_pinned = any_pinned || k.config >= 0;
+  }
+  if (problem.run.style == ExecutionStyle::Dataflow && any_pinned) check_pins(problem, graph);
+  DataflowProblem unpinned;
+  const DataflowProblem* scored_problem = &problem;
+  if (problem.run.style != ExecutionStyle::Dataflow && any_pinned) {
+    unpinned = problem;
+    for (DataflowKernel& k : unpinned.kernels)
+      k.config = -1;
+    scored_problem = &unpinned;
+  }
+
+  SearchOutcome out;
+  std::vector<int64_t> tiles;
+  if (llm.tile_size > 0) {
+    tiles = {llm.tile_size};
+    out.tile_source = "tile_size in the file";
+  } else if (const auto t = tile_from_shards(problem)) {
+    tiles = {*t};
+    out.tile_source = "the file's stage-2 shard sizes";
+  } else {
+    tiles = divisors(llm.seq_len);
+    out.tile_source = "searched over the divisors of seq_len";
+  }
+
+  // Stage 1 when some kernel has no sharding and some layout splits tensors.
+  bool unsharded = false;
+  for (const DataflowKernel& k : problem.kernels)
+    unsharded = unsharded || !k.sharding;
+  const bool any_tp =
+      std::any_of(layouts.begin(), layouts.end(), [](const Layout& l) { return l.tp > 1; });
+  out.sharding =
+      unsharded && any_tp ? choose_sharding(problem, graph, limit_s) : sharding_from_file(problem);
+
+  std::vector<std::vector<int64_t>> batches(layouts.size());
+  size_t candidates = 0;
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    const int64_t per_replica = llm.global_batch / layouts[i].dp;
+    if (llm.micro_batch > 0) {
+      if (per_replica % llm.micro_batch == 0) batches[i] = {llm.micro_batch};
+    } else {
+      batches[i] = divisors(per_replica);
+    }
+    candidates += batches[i].size() * tiles.size() * styles.size();
+  }
+  if (candidates == 0)
+    throw InputError(run_at, "micro_batch_size " + std::to_string(llm.micro_batch) +
+                                 " does not divide global_batch_size / DP for any layout");
+  if (candidates > 10'000'000 && limit_s <= 0)
+    diagnostics.warn(run_at, fmt::format("{} candidate mappings and no time limit: the search "
+                                         "may take long (set gurobi.time or --time-limit)",
+                                         candidates));
+  const bool free_fusion =
+      std::find(styles.begin(), styles.end(), ExecutionStyle::Dataflow) != styles.end() &&
+      !all_pinned;
+  out.searched = candidates > 1 || free_fusion || out.sharding.chosen;
+  out.fusion_restricted = free_fusion;
+
+  const Scorer scorer(*scored_problem, graph, out.sharding, options.model, all_pinned);
+  const int64_t wanted_threads = options.threads.value_or(problem.limits.threads);
+  const auto hardware = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto thread_count = static_cast<size_t>(
+      std::clamp<int64_t>(wanted_threads > 0 ? std::min(wanted_threads, hardware) : hardware, 1,
+                          static_cast<int64_t>(layouts.size())));
+  const auto deadline = limit_s > 0 ? start + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(limit_s))
+                                    : Clock::time_point::max();
+
+  std::atomic<size_t> next{0};
+  std::atomic<bool> timed_out{false};
+  std::mutex merge;
+  std::vector<Ranked> top;
+  const size_t keep = std::max<size_t>(options.top_k, 1);
+  const auto work = [&]() {
+    std::vector<Ranked> local;
+    int64_t evaluated = 0, fitting = 0;
+    for (size_t i = next++; i < layouts.size(); i = next++) {
+      const Layout& l = layouts[i];
+      for (size_t b = 0; b < batches[i].size(); ++b) {
+        if (Clock::now() > deadline) {
+          timed_out = true;
+          break;
+        }
+        for (size_t s = 0; s < styles.size(); ++s) {
+          std::optional<RankedMapping> best;
+          for (const int64_t tile : tiles) {
+            ++evaluated;
+            auto scored = scorer.score(l.mapping(batches[i][b], tile, styles[s]));
+            if (!scored) continue;
+            ++fitting;
+            if (!best || scored->final_ns < best->final_ns) best = std::move(scored);
+          }
+          if (best) keep_best(local, {std::move(*best), {i, b, s}}, keep);
+        }
+      }
+    }
+    const std::lock_guard<std::mutex> lock(merge);
+    out.evaluated += evaluated;
+    out.fitting += fitting;
+    for (Ranked& r : local)
+      keep_best(top, std::move(r), keep);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < thread_count; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool)
+    t.join();
+  out.exhaustive = !timed_out;
+
+  if (top.empty()) {
+    if (timed_out)
+      throw InputError(run_at, fmt::format("the search's time limit ({:g} s) ran out before any "
+                                           "mapping was found; raise gurobi.time or --time-limit",
+                                           limit_s));
+    if (candidates != 1 || free_fusion)
+      throw InputError(system_at, "no mapping fits the system (SRAM, cores or DRAM capacity)");
+    // One fixed candidate that does not fit: evaluate it anyway, and say why DFModel would not.
+    size_t i = 0;
+    while (batches[i].empty())
+      ++i;
+    Mapping m = layouts[i].mapping(batches[i].front(), tiles.front(), styles.front());
+    const size_t n = problem.kernels.size();
+    for (size_t k = 0; k < n; ++k)
+      m.config.push_back(m.style == ExecutionStyle::KernelByKernel ? static_cast<int64_t>(k)
+                                                                   : problem.kernels[k].config);
+    m.config_count = static_cast<int64_t>(n);
+    top.push_back({{m, 0, 0}, {0, 0, 0}});
+  }
+  for (const Ranked& r : top)
+    out.ranked.push_back(r.r);
+  out.best =
+      evaluate(*scored_problem, graph, out.sharding, out.ranked.front().mapping, options.model);
+  out.ranked.front().final_ns = out.best.final_ns;
+  out.ranked.front().all_config_ii_ns = out.best.all_config_ii_ns;
+  compare_stage2_outputs(problem, out.best, diagnostics);
+  for (const std::string& why : out.best.misfits)
+    diagnostics.warn(system_at,
+                     "the mapping does not fit, so DFModel's solver would reject it: " + why);
+  return out;
+}
+
+}  // namespace orrery

@@ -1,0 +1,82 @@
+// The network as hierarchical dimensions, innermost first: e.g. an NVSwitch domain of 8 GPUs,
+// then a rail-optimized fat-tree of servers; or the three rings of a 3-D torus.
+//
+// A rank's coordinates are its index in mixed radix over the dimension sizes (innermost fastest).
+// Bandwidths are per direction; latencies are per algorithm step crossing the dimension;
+// efficiency is the fraction of the line rate large transfers reach (calibration, see
+// data/presets/clusters/).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/bandwidth.h"
+#include "core/time.h"
+
+namespace orrery {
+
+enum class DimensionKind {
+  Switch,   // every position has a port of `link_bandwidth` to one non-blocking switch (NVSwitch)
+  FatTree,  // servers with `rails` NICs each, leaf and spine switches (rail-optimized)
+  Ring,     // positions in a ring, a link to each neighbour (one axis of a torus)
+  Mesh,     // a link between every pair of positions
+};
+
+std::string_view to_string(DimensionKind kind);  // "switch", "fat-tree", "ring", "mesh"
+
+struct Dimension {
+  std::string name;
+  DimensionKind kind = DimensionKind::Switch;
+  int64_t size = 0;          // positions; 0 (outermost only) = as many as a job needs
+  Bandwidth link_bandwidth;  // switch port, NIC, or link; per direction
+  Time latency;              // per algorithm step crossing this dimension
+  double efficiency = 1.0;   // achievable fraction of link_bandwidth
+
+  // Switch: in-switch reduction (NVLink SHARP) for all-reduce, and the fraction of the port
+  // bandwidth its algorithm bandwidth reaches.
+  bool nvls = false;
+  double nvls_efficiency = 1.0;
+
+  // FatTree: NICs per server (one per rail), servers under one leaf switch of a rail (0 = all),
+  // and the leaf's downlink : uplink bandwidth ratio.
+  int64_t rails = 1;
+  int64_t servers_per_leaf = 0;
+  double oversubscription = 1.0;
+
+  Bandwidth effective() const { return link_bandwidth * efficiency; }
+};
+
+class Topology {
+ public:
+  Topology() = default;
+  // Throws std::invalid_argument naming the first inconsistency.
+  explicit Topology(std::vector<Dimension> dimensions);
+
+  const std::vector<Dimension>& dimensions() const { return dims_; }
+  size_t size() const { return dims_.size(); }
+  const Dimension& operator[](size_t d) const { return dims_[d]; }
+
+  // GPUs the topology holds, or nullopt when its outermost dimension grows as needed.
+  std::optional<int64_t> capacity() const;
+  // GPUs in one position of dimension d (the product of the sizes of the dimensions inside it).
+  int64_t positions_below(size_t d) const;
+  // Size of dimension d when `world` GPUs are placed (resolves an open outermost size).
+  int64_t extent(size_t d, int64_t world) const;
+
+  // The coordinate of `rank` in each dimension.
+  std::vector<int64_t> coordinates(int64_t rank) const;
+
+  // Effective bandwidth one GPU has for a transfer step across dimension d: a switch port; its
+  // share of the server's NICs (rails * NIC / GPUs per server, divided by the oversubscription
+  // when `crosses_leaves`); both directions of its ring links (a bidirectional ring); one mesh
+  // link.
+  Bandwidth step_bandwidth(size_t d, bool crosses_leaves = false) const;
+
+ private:
+  std::vector<Dimension> dims_;
+};
+
+}  // namespace orrery

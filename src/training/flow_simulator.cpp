@@ -1,0 +1,568 @@
+#include "training/flow_simulator.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <optional>
+#include <queue>
+#include <unordered_map>
+
+#include "network/collective_flows.h"
+#include "network/flow_network.h"
+#include "network/link_graph.h"
+#include "network/rank_placement.h"
+#include "training/iteration_plan.h"
+#include "training/stage_program.h"
+
+namespace orrery {
+namespace {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr size_t kHottestLinks = 10;
+
+// Per stage program: what every rank of the stage shares.
+struct ProgramIndex {
+  std::array<std::vector<uint32_t>, kStageStreams> stream_tasks;  // task indices, program order
+  std::vector<uint32_t> successor_begin, successors;              // local dependents
+  std::vector<uint32_t> initial_waiting;                          // deps + an incoming transfer
+  std::vector<uint32_t> receiver;                                 // by transfer key, or kNone
+
+  ProgramIndex(const StageProgram& p, int64_t keys) {
+    const size_t n = p.tasks.size();
+    successor_begin.assign(n + 1, 0);
+    initial_waiting.assign(n, 0);
+    receiver.assign(static_cast<size_t>(keys), kNone);
+    for (uint32_t t = 0; t < n; ++t) {
+      const StageTask& task = p.tasks[t];
+      stream_tasks[static_cast<size_t>(task.stream)].push_back(t);
+      for (uint32_t k = task.deps_begin; k < task.deps_end; ++k)
+        ++successor_begin[p.deps[k] + 1];
+      initial_waiting[t] = task.deps_end - task.deps_begin + (task.receives >= 0 ? 1 : 0);
+      if (task.receives >= 0) receiver[static_cast<size_t>(task.receives)] = t;
+    }
+    for (size_t t = 0; t < n; ++t)
+      successor_begin[t + 1] += successor_begin[t];
+    successors.resize(successor_begin.back());
+    std::vector<uint32_t> fill(successor_begin.begin(), successor_begin.end() - 1);
+    for (uint32_t t = 0; t < n; ++t)
+      for (uint32_t k = p.tasks[t].deps_begin; k < p.tasks[t].deps_end; ++k)
+        successors[fill[p.deps[k]]++] = t;
+  }
+};
+
+// A collective's flow steps with their routes, ready to start.
+struct RoutedStep {
+  std::vector<LinkId> links;
+  std::vector<uint32_t> path_begin;  // per transfer, into links (one past the last entry closes)
+  std::vector<double> bytes;
+  Time latency;
+  int64_t repeat = 1;
+};
+
+struct Job {
+  const Workload* workload = nullptr;
+  IterationPlan plan;
+  IterationPrograms programs;
+  std::vector<ProgramIndex> index;  // by stage
+  int64_t offset = 0;               // first GPU of the job
+  int64_t first_rank = 0;           // index of its rank 0 among all simulated ranks
+  std::optional<RankPlacement> placement;
+  std::vector<int64_t> stride;                    // per placement axis
+  std::array<std::vector<size_t>, 5> group_axes;  // per CommGroup
+  std::array<GroupShape, 5> group_shape;
+  size_t pp_axis = 0;
+  std::vector<std::pair<int64_t, uint32_t>> sender;  // by transfer key: (stage, task)
+};
+
+struct RankState {
+  uint32_t job = 0;
+  int64_t local = 0;  // rank within its job
+  int64_t stage = 0;
+  size_t task_base = 0;
+  std::array<uint32_t, kStageStreams> head{};
+  std::array<bool, kStageStreams> busy{};
+};
+
+struct Run {  // a collective in flight
+  uint32_t job = 0;
+  uint32_t task = 0;
+  std::vector<uint32_t> members;  // global rank indices
+  const std::vector<RoutedStep>* steps = nullptr;
+  size_t step = 0;
+  int64_t repeat = 0;
+  size_t outstanding = 0;
+};
+
+enum class EventKind : uint8_t { TaskFinish, StepDone };
+
+struct Event {
+  Time time;
+  uint64_t seq = 0;
+  EventKind kind = EventKind::TaskFinish;
+  uint32_t a = 0, b = 0;
+  bool operator>(const Event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
+};
+
+struct FlowOwner {
+  bool collective = false;
+  uint32_t id = 0;    // run, or global rank of a transfer's sender
+  uint32_t task = 0;  // transfer task
+  Time latency;
+};
+
+class Simulation {
+ public:
+  Simulation(const Cluster& cluster, std::vector<Job>& jobs, int64_t gpus)
+      : topology_(cluster.network), jobs_(jobs), links_(cluster.network, gpus) {
+    std::vector<double> capacity(links_.link_count());
+    for (LinkId l = 0; l < links_.link_count(); ++l)
+      capacity[l] = links_.capacity(l);
+    network_.emplace(std::move(capacity));
+    for (uint32_t j = 0; j < jobs_.size(); ++j) {
+      Job& job = jobs_[j];
+      job.first_rank = static_cast<int64_t>(ranks_.size());
+      for (int64_t r = 0; r < job.plan.parallelism.world_size; ++r) {
+        RankState s;
+        s.job = j;
+        s.local = r;
+        s.stage = (r / job.stride[job.pp_axis]) % job.plan.parallelism.pp;
+        s.task_base = waiting_.size();
+        const ProgramIndex& idx = job.index[static_cast<size_t>(s.stage)];
+        waiting_.insert(waiting_.end(), idx.initial_waiting.begin(), idx.initial_waiting.end());
+        ranks_.push_back(s);
+      }
+    }
+    start_.assign(waiting_.size(), Time::zero());
+    finish_.assign(waiting_.size(), Time::zero());
+  }
+
+  void run() {
+    for (uint32_t g = 0; g < ranks_.size(); ++g)
+      for (size_t s = 0; s < kStageStreams; ++s)
+        try_start(g, s);
+    std::vector<FlowNetwork::FlowId> done;
+    while (true) {
+      const Time flow = network_->next_completion();
+      const Time event = events_.empty() ? Time::max() : events_.top().time;
+      if (flow == Time::max() && event == Time::max()) break;
+      if (flow <= event) {
+        now_ = flow;
+        done.clear();
+        network_->complete(now_, done);
+        for (const auto id : done)
+          flow_done(id);
+      } else {
+        const Event e = events_.top();
+        events_.pop();
+        now_ = e.time;
+        if (e.kind == EventKind::TaskFinish)
+          finish_task(e.a, e.b);
+        else
+          step_done(e.a);
+      }
+    }
+    network_->flush_stats(now_);
+    for (uint32_t g = 0; g < ranks_.size(); ++g) {
+      const RankState& r = ranks_[g];
+      const StageProgram& p = program(r);
+      for (size_t s = 0; s < kStageStreams; ++s)
+        if (r.head[s] != job(r).index[static_cast<size_t>(r.stage)].stream_tasks[s].size())
+          throw std::logic_error(
+              "flow simulation deadlock: rank " + std::to_string(r.local) + " of job " +
+              std::to_string(r.job) + " stuck at task " +
+              std::to_string(
+                  job(r).index[static_cast<size_t>(r.stage)].stream_tasks[s][r.head[s]]) +
+              " of " + std::to_string(p.tasks.size()));
+    }
+  }
+
+  const std::vector<RankState>& ranks() const { return ranks_; }
+  Time start(size_t i) const { return start_[i]; }
+  Time finish(size_t i) const { return finish_[i]; }
+  const FlowNetwork& network() const { return *network_; }
+  const LinkGraph& links() const { return links_; }
+
+ private:
+  Job& job(const RankState& r) const { return jobs_[r.job]; }
+  const StageProgram& program(const RankState& r) const {
+    return job(r).programs.stages[static_cast<size_t>(r.stage)];
+  }
+
+  void schedule(Time at, EventKind kind, uint32_t a, uint32_t b) {
+    events_.push({at, seq_++, kind, a, b});
+  }
+
+  void try_start(uint32_t g, size_t stream) {
+    RankState& r = ranks_[g];
+    if (r.busy[stream]) return;
+    const auto& list = job(r).index[static_cast<size_t>(r.stage)].stream_tasks[stream];
+    if (r.head[stream] >= list.size()) return;
+    const uint32_t t = list[r.head[stream]];
+    if (waiting_[r.task_base + t] > 0) return;
+    r.busy[stream] = true;
+    start_[r.task_base + t] = now_;
+    const StageTask& task = program(r).tasks[t];
+    switch (task.kind) {
+      case StageTaskKind::Compute:
+        schedule(now_ + task.duration, EventKind::TaskFinish, g, t);
+        break;
+      case StageTaskKind::Collective:
+        arrive(g, t, task);
+        break;
+      case StageTaskKind::Transfer:
+        send(g, t, task);
+        break;
+    }
+  }
+
+  void finish_task(uint32_t g, uint32_t t) {
+    RankState& r = ranks_[g];
+    const StageProgram& p = program(r);
+    const ProgramIndex& idx = job(r).index[static_cast<size_t>(r.stage)];
+    const StageTask& task = p.tasks[t];
+    finish_[r.task_base + t] = now_;
+    const auto stream = static_cast<size_t>(task.stream);
+    r.busy[stream] = false;
+    ++r.head[stream];
+    for (uint32_t k = idx.successor_begin[t]; k < idx.successor_begin[t + 1]; ++k) {
+      const uint32_t next = idx.successors[k];
+      if (--waiting_[r.task_base + next] == 0)
+        try_start(g, static_cast<size_t>(p.tasks[next].stream));
+    }
+    if (task.sends >= 0) {
+      const uint32_t peer = peer_of(g, task.to_stage);
+      const RankState& pr = ranks_[peer];
+      const StageProgram& pp = program(pr);
+      const uint32_t receiver =
+          job(pr).index[static_cast<size_t>(pr.stage)].receiver[static_cast<size_t>(task.sends)];
+      if (--waiting_[pr.task_base + receiver] == 0)
+        try_start(peer, static_cast<size_t>(pp.tasks[receiver].stream));
+    }
+    try_start(g, stream);
+  }
+
+  // The rank of `to_stage` with the same coordinates on the other axes.
+  uint32_t peer_of(uint32_t g, int64_t to_stage) const {
+    const RankState& r = ranks_[g];
+    const Job& j = job(r);
+    const int64_t local = r.local + (to_stage - r.stage) * j.stride[j.pp_axis];
+    return static_cast<uint32_t>(j.first_rank + local);
+  }
+
+  void send(uint32_t g, uint32_t t, const StageTask& task) {
+    const RankState& r = ranks_[g];
+    const Job& j = job(r);
+    const int64_t src = j.offset + r.local;
+    const int64_t dst = j.offset + ranks_[peer_of(g, task.to_stage)].local;
+    path_.clear();
+    const Time latency = links_.route(src, dst, hash_++, path_);
+    own(network_->start(path_, static_cast<double>(task.comm.bytes), now_), {false, g, t, latency});
+    ++flows_;
+  }
+
+  void own(FlowNetwork::FlowId id, FlowOwner owner) {
+    if (owners_.size() <= id) owners_.resize(id + 1);
+    owners_[id] = owner;
+  }
+
+  void flow_done(FlowNetwork::FlowId id) {
+    const FlowOwner& o = owners_[id];
+    if (!o.collective) {
+      schedule(now_ + o.latency, EventKind::TaskFinish, o.id, o.task);
+      return;
+    }
+    Run& run = runs_[o.id];
+    if (--run.outstanding == 0)
+      schedule(now_ + (*run.steps)[run.step].latency, EventKind::StepDone, o.id, 0);
+  }
+
+  void arrive(uint32_t g, uint32_t t, const StageTask& task) {
+    const RankState& r = ranks_[g];
+    Job& j = job(r);
+    const auto group = static_cast<size_t>(task.comm.group);
+    int64_t base = r.local;
+    int64_t size = 1;
+    for (const size_t a : j.group_axes[group]) {
+      base -= (r.local / j.stride[a] % j.placement->axes()[a].size) * j.stride[a];
+      size *= j.placement->axes()[a].size;
+    }
+    if (size <= 1) {
+      schedule(now_, EventKind::TaskFinish, g, t);
+      return;
+    }
+    const auto key = std::make_tuple(r.job, static_cast<uint32_t>(group), base, t);
+    uint32_t& arrived = arrivals_[key];
+    if (++arrived < size) return;
+    arrivals_.erase(key);
+    launch(r.job, t, task, base);
+  }
+
+  const std::vector<RoutedStep>& routed(uint32_t job_id, const StageTask& task, int64_t base,
+                                        const std::vector<int64_t>& gpus) {
+    Job& j = jobs_[job_id];
+    const auto group = static_cast<size_t>(task.comm.group);
+    const auto key = std::make_tuple(job_id, static_cast<uint32_t>(group), base, task.comm.kind,
+                                     task.comm.bytes, task.algorithm);
+    const auto it = routed_.find(key);
+    if (it != routed_.end()) return it->second;
+    const Algorithm algorithm = flow_algorithm(topology_, task.comm.kind, task.comm.bytes,
+                                               j.group_shape[group], task.algorithm);
+    std::vector<RoutedStep> steps;
+    for (const FlowStep& fs :
+         collective_steps(topology_, algorithm, task.comm.kind, task.comm.bytes, gpus)) {
+      RoutedStep s;
+      s.repeat = fs.repeat;
+      for (const Transfer& x : fs.transfers) {
+        s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
+        s.latency = std::max(s.latency, transfer_route(topology_, links_, x, hash_++, s.links));
+        s.bytes.push_back(x.bytes);
+      }
+      s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
+      steps.push_back(std::move(s));
+    }
+    return routed_.emplace(key, std::move(steps)).first->second;
+  }
+
+  void launch(uint32_t job_id, uint32_t t, const StageTask& task, int64_t base) {
+    Job& j = jobs_[job_id];
+    const auto& axes = j.group_axes[static_cast<size_t>(task.comm.group)];
+    const std::vector<int64_t> locals = j.placement->group_members(axes, base);
+    std::vector<int64_t> gpus;
+    Run run;
+    run.job = job_id;
+    run.task = t;
+    for (const int64_t l : locals) {
+      gpus.push_back(j.offset + l);
+      run.members.push_back(static_cast<uint32_t>(j.first_rank + l));
+    }
+    run.steps = &routed(job_id, task, base, gpus);
+    uint32_t id;
+    if (!free_runs_.empty()) {
+      id = free_runs_.back();
+      free_runs_.pop_back();
+      runs_[id] = std::move(run);
+    } else {
+      id = static_cast<uint32_t>(runs_.size());
+      runs_.push_back(std::move(run));
+    }
+    begin_step(id);
+  }
+
+  void begin_step(uint32_t id) {
+    Run& run = runs_[id];
+    if (run.step >= run.steps->size()) {  // done: every member's task ends now
+      for (const uint32_t m : run.members)
+        finish_task(m, run.task);
+      run.members.clear();
+      free_runs_.push_back(id);
+      return;
+    }
+    const RoutedStep& s = (*run.steps)[run.step];
+    run.outstanding = s.bytes.size();
+    for (size_t i = 0; i < s.bytes.size(); ++i) {
+      const std::span<const LinkId> path(s.links.data() + s.path_begin[i],
+                                         s.path_begin[i + 1] - s.path_begin[i]);
+      own(network_->start(path, s.bytes[i], now_), {true, id, 0, Time::zero()});
+    }
+    flows_ += s.bytes.size();
+    if (run.outstanding == 0) schedule(now_ + s.latency, EventKind::StepDone, id, 0);
+  }
+
+  void step_done(uint32_t id) {
+    Run& run = runs_[id];
+    if (++run.repeat >= (*run.steps)[run.step].repeat) {
+      run.repeat = 0;
+      ++run.step;
+    }
+    begin_step(id);
+  }
+
+ public:
+  uint64_t flows_ = 0;
+
+ private:
+  const Topology& topology_;
+  std::vector<Job>& jobs_;
+  LinkGraph links_;
+  std::optional<FlowNetwork> network_;
+  std::vector<RankState> ranks_;
+  std::vector<uint32_t> waiting_;
+  std::vector<Time> start_, finish_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t seq_ = 0;
+  Time now_;
+  std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>, uint32_t> arrivals_;
+  std::map<std::tuple<uint32_t, uint32_t, int64_t, CollectiveKind, Bytes, Algorithm>,
+           std::vector<RoutedStep>>
+      routed_;
+  std::vector<Run> runs_;
+  std::vector<uint32_t> free_runs_;
+  std::vector<FlowOwner> owners_;
+  std::vector<LinkId> path_;
+  uint64_t hash_ = 0;
+};
+
+Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& options,
+            int64_t offset, Diagnostics& diagnostics) {
+  Job j;
+  j.workload = &w;
+  j.plan = plan_iteration(w, cluster, options, diagnostics);
+  j.programs = build_stage_programs(j.plan);
+  for (const StageProgram& p : j.programs.stages)
+    j.index.emplace_back(p, j.programs.transfer_keys);
+  j.offset = offset;
+  const Parallelism& par = j.plan.parallelism;
+  const std::vector<std::string> order = options.placement.value_or(cluster.placement);
+  std::vector<ParallelAxis> axes;
+  for (const std::string& name : order)
+    axes.push_back({name, name == "tp"   ? par.tp
+                          : name == "ep" ? par.ep
+                          : name == "pp" ? par.pp
+                                         : par.expert_dp()});
+  j.placement.emplace(axes, cluster.network);
+  int64_t stride = 1;
+  for (const ParallelAxis& a : axes) {
+    j.stride.push_back(stride);
+    stride *= a.size;
+  }
+  const auto axis = [&](const char* name) {
+    return static_cast<size_t>(std::find(order.begin(), order.end(), name) - order.begin());
+  };
+  j.pp_axis = axis("pp");
+  j.group_axes[static_cast<size_t>(CommGroup::Tensor)] = {axis("tp")};
+  j.group_axes[static_cast<size_t>(CommGroup::Expert)] = {axis("ep")};
+  j.group_axes[static_cast<size_t>(CommGroup::Data)] = {axis("ep"), axis("dp")};
+  j.group_axes[static_cast<size_t>(CommGroup::ExpertData)] = {axis("dp")};
+  j.group_axes[static_cast<size_t>(CommGroup::Pipeline)] = {axis("pp")};
+  for (size_t g = 0; g < 5; ++g)
+    j.group_shape[g] = j.placement->group_shape(j.group_axes[g]);
+  j.sender.assign(static_cast<size_t>(j.programs.transfer_keys), {-1, kNone});
+  for (const StageProgram& p : j.programs.stages)
+    for (uint32_t t = 0; t < p.tasks.size(); ++t)
+      if (p.tasks[t].sends >= 0) j.sender[static_cast<size_t>(p.tasks[t].sends)] = {p.stage, t};
+  return j;
+}
+
+// The compute-stream breakdown of one rank (as the event mode's account()).
+StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
+  const RankState& r = sim.ranks()[g];
+  const StageProgram& p = job.programs.stages[static_cast<size_t>(r.stage)];
+  StageTiming result;
+  result.stage = r.stage;
+  Breakdown& b = result.breakdown;
+  Time previous;
+  for (uint32_t t = 0; t < p.tasks.size(); ++t) {
+    const StageTask& task = p.tasks[t];
+    if (task.kind != StageTaskKind::Compute) continue;
+    const Time begin = sim.start(r.task_base + t);
+    const Time gap = begin - previous;
+    if (gap > Time::zero()) {
+      // What it waited for: the dependency (or incoming transfer) that finished last.
+      const StageTask* cause = nullptr;
+      Time cause_start, cause_finish = Time::zero() - Time::max();
+      for (uint32_t k = task.deps_begin; k < task.deps_end; ++k) {
+        const uint32_t d = p.deps[k];
+        if (sim.finish(r.task_base + d) > cause_finish) {
+          cause = &p.tasks[d];
+          cause_finish = sim.finish(r.task_base + d);
+          cause_start = sim.start(r.task_base + d);
+        }
+      }
+      if (task.receives >= 0) {
+        const auto [stage, sender] = job.sender[static_cast<size_t>(task.receives)];
+        const int64_t local = r.local + (stage - r.stage) * job.stride[job.pp_axis];
+        const RankState& s = sim.ranks()[static_cast<size_t>(job.first_rank + local)];
+        if (sim.finish(s.task_base + sender) > cause_finish) {
+          cause = &job.programs.stages[static_cast<size_t>(stage)].tasks[sender];
+          cause_finish = sim.finish(s.task_base + sender);
+          cause_start = sim.start(s.task_base + sender);
+        }
+      }
+      if (cause && cause->kind == StageTaskKind::Collective) {
+        b.exposed_comm[cause->comm.group] += gap;
+      } else if (cause && cause->kind == StageTaskKind::Transfer) {
+        const Time in_flight = cause_finish - std::max(cause_start, previous);
+        const Time p2p = std::clamp(in_flight, Time::zero(), gap);
+        b.p2p += p2p;
+        b.bubble += gap - p2p;
+      } else {
+        b.bubble += gap;
+      }
+    }
+    b.compute += task.duration;
+    previous = sim.finish(r.task_base + t);
+  }
+  result.finish = previous;
+  return result;
+}
+
+}  // namespace
+
+std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const> workloads,
+                                                 const Cluster& cluster,
+                                                 const SimulationOptions& options,
+                                                 Diagnostics& diagnostics) const {
+  std::vector<Job> jobs;
+  int64_t next = 0;
+  const int64_t block = cluster.network[0].size;
+  for (const Workload* w : workloads) {
+    SimulationOptions o = options;
+    jobs.push_back(prepare(*w, cluster, o, next, diagnostics));
+    next = (next + jobs.back().plan.parallelism.world_size + block - 1) / block * block;
+  }
+  const int64_t gpus = jobs.size() == 1 ? jobs.front().plan.parallelism.world_size : next;
+  if (const auto cap = cluster.network.capacity(); cap && gpus > *cap)
+    throw InputError("the jobs need " + std::to_string(gpus) + " GPUs but cluster '" +
+                     cluster.name + "' has " + std::to_string(*cap));
+  Simulation sim(cluster, jobs, gpus);
+  sim.run();
+
+  // The links that carried most.
+  std::vector<LinkUsage> hottest;
+  std::vector<LinkId> order(sim.network().link_count());
+  for (LinkId l = 0; l < order.size(); ++l)
+    order[l] = l;
+  const size_t keep = std::min(kHottestLinks, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
+                    [&](LinkId a, LinkId b) {
+                      return sim.network().stats(a).bytes > sim.network().stats(b).bytes;
+                    });
+  for (size_t i = 0; i < keep; ++i) {
+    const auto& s = sim.network().stats(order[i]);
+    if (s.bytes <= 0) break;
+    hottest.push_back({sim.links().link_name(order[i]), s.bytes, s.busy, s.peak});
+  }
+
+  std::vector<Result> results;
+  for (const Job& job : jobs) {
+    // Each stage is represented by its rank that finishes last.
+    std::vector<std::optional<StageTiming>> last(static_cast<size_t>(job.plan.parallelism.pp));
+    for (int64_t l = 0; l < job.plan.parallelism.world_size; ++l) {
+      StageTiming t = account(sim, job, static_cast<uint32_t>(job.first_rank + l));
+      auto& slot = last[static_cast<size_t>(t.stage)];
+      if (!slot || t.finish > slot->finish) slot = std::move(t);
+    }
+    std::vector<StageTiming> stages;
+    for (auto& s : last)
+      stages.push_back(std::move(*s));
+    Result result = plan_result("flow", *job.workload, cluster, job.plan, std::move(stages));
+    for (int64_t l = 0; l < job.plan.parallelism.world_size; ++l) {
+      const RankState& r = sim.ranks()[static_cast<size_t>(job.first_rank + l)];
+      result.simulated_tasks +=
+          static_cast<int64_t>(job.programs.stages[static_cast<size_t>(r.stage)].tasks.size());
+    }
+    result.flows = static_cast<int64_t>(sim.flows_);
+    result.hottest_links = hottest;
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+Result FlowSimulator::simulate(const Workload& workload, const Cluster& cluster,
+                               const SimulationOptions& options, Diagnostics& diagnostics) const {
+  const Workload* one[] = {&workload};
+  return std::move(simulate_jobs(one, cluster, options, diagnostics).front());
+}
+
+}  // namespace orrery

@@ -1,0 +1,204 @@
+#include "training/stage_program.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "training/pipeline_schedule.h"
+
+namespace orrery {
+namespace {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+// Builds one stage's program, issuing tasks the way the rank's code would.
+class StageBuilder {
+ public:
+  StageBuilder(const IterationPlan& plan, int64_t stage,
+               const std::vector<std::vector<const GradientBucket*>>& buckets_by_layer)
+      : plan_(plan), buckets_by_layer_(buckets_by_layer), s_(stage) {
+    p_ = plan.parallelism.pp;
+    m_ = plan.micro_batches();
+    v_ = plan.chunks;
+    program_.stage = stage;
+    forward_end_.assign(static_cast<size_t>(m_ * v_), kNone);
+  }
+
+  StageProgram build() {
+    for (const PipelineOp& op : pipeline_order(plan_.schedule, p_, s_, m_, v_))
+      op.forward ? forward(op) : backward(op);
+    finish_iteration();
+    return std::move(program_);
+  }
+
+ private:
+  uint32_t add(StageTask task, std::initializer_list<uint32_t> extra = {}) {
+    task.deps_begin = static_cast<uint32_t>(program_.deps.size());
+    for (const uint32_t d : extra)
+      if (d != kNone) program_.deps.push_back(d);
+    for (const uint32_t d : pending_)
+      program_.deps.push_back(d);
+    task.deps_end = static_cast<uint32_t>(program_.deps.size());
+    program_.tasks.push_back(task);
+    return static_cast<uint32_t>(program_.tasks.size() - 1);
+  }
+
+  uint32_t compute(Time duration, int64_t receives = -1) {
+    StageTask t;
+    t.duration = duration;
+    t.receives = receives;
+    last_compute_ = add(t);
+    pending_.clear();
+    return last_compute_;
+  }
+
+  // A collective after the latest compute (and any collective still pending).
+  uint32_t issue(CommGroup group, Time cost, const Communication& comm, Algorithm algorithm) {
+    StageTask t;
+    t.kind = StageTaskKind::Collective;
+    t.stream = stream_of(group);
+    t.duration = cost;
+    t.comm = comm;
+    t.algorithm = algorithm;
+    const uint32_t id = add(t, {last_compute_});
+    last_comm_[static_cast<size_t>(group)] = id;
+    return id;
+  }
+  uint32_t issue(const PlannedComm& c) { return issue(c.comm.group, c.cost, c.comm, c.algorithm); }
+  void blocking(const PlannedComm& c) { pending_.push_back(issue(c)); }
+
+  int64_t key(bool forward, int64_t stage, int64_t mb, int64_t chunk) const {
+    return ((int64_t{forward} * p_ + stage) * m_ + mb) * v_ + chunk;
+  }
+
+  void send(bool forward, int64_t to, int64_t mb, int64_t chunk) {
+    StageTask t;
+    t.kind = StageTaskKind::Transfer;
+    t.stream = forward ? StageStream::ForwardLink : StageStream::BackwardLink;
+    t.duration = plan_.transfer;
+    t.sends = key(forward, to, mb, chunk);
+    t.to_stage = to;
+    t.comm = {CollectiveKind::AllGather, CommGroup::Pipeline, plan_.transfer_bytes};
+    add(t, {last_compute_});
+  }
+
+  // The first task of a pass, with its incoming dependency.
+  void start_pass(const PipelineOp& op) {
+    if (op.forward) {
+      compute(Time::zero(), s_ > 0 || op.chunk > 0 ? key(true, s_, op.micro_batch, op.chunk) : -1);
+    } else if (s_ < p_ - 1 || op.chunk < v_ - 1) {
+      compute(Time::zero(), key(false, s_, op.micro_batch, op.chunk));
+    } else {
+      pending_.push_back(forward_end_[static_cast<size_t>(op.micro_batch * v_ + op.chunk)]);
+      compute(Time::zero());
+    }
+  }
+
+  const std::vector<size_t>& layers_of(const PipelineOp& op) const {
+    return plan_.chunk_layers[static_cast<size_t>(op.micro_batch)][static_cast<size_t>(op.chunk)];
+  }
+
+  void run_forward(const PlannedLayer& layer) {
+    compute(layer.forward.compute);
+    if (layer.forward.comm) blocking(*layer.forward.comm);
+  }
+
+  void forward(const PipelineOp& op) {
+    start_pass(op);
+    for (const size_t l : layers_of(op))
+      run_forward(plan_.layers[l]);
+    forward_end_[static_cast<size_t>(op.micro_batch * v_ + op.chunk)] = last_compute_;
+    if (s_ < p_ - 1)
+      send(true, s_ + 1, op.micro_batch, op.chunk);
+    else if (op.chunk < v_ - 1)
+      send(true, 0, op.micro_batch, op.chunk + 1);
+  }
+
+  void backward(const PipelineOp& op) {
+    start_pass(op);
+    const bool last_micro_batch = op.micro_batch == m_ - 1;
+    const auto& layers = layers_of(op);
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+      const PlannedLayer& layer = plan_.layers[*it];
+      for (const size_t r : layer.recompute)
+        run_forward(plan_.layers[r]);
+      compute(layer.input_grad.compute);
+      uint32_t input_grad_comm = kNone;
+      if (layer.input_grad.comm) {
+        input_grad_comm = issue(*layer.input_grad.comm);
+        if (!plan_.overlap) pending_.push_back(input_grad_comm);
+      }
+      compute(layer.weight_grad.compute);
+      if (const auto& c = layer.weight_grad.comm) {
+        if (c->role == CommRole::Async)
+          issue(*c);
+        else
+          blocking(*c);
+      }
+      if (last_micro_batch)
+        for (const GradientBucket* b : buckets_by_layer_[*it])
+          issue(b->group, b->cost, {b->kind, b->group, b->bytes}, b->algorithm);
+      if (plan_.overlap && input_grad_comm != kNone) pending_.push_back(input_grad_comm);
+    }
+    if (s_ > 0)
+      send(false, s_ - 1, op.micro_batch, op.chunk);
+    else if (op.chunk > 0)
+      send(false, p_ - 1, op.micro_batch, op.chunk - 1);
+  }
+
+  void finish_iteration() {
+    // Gradient reductions not already issued as buckets.
+    for (const size_t i : plan_.iteration_layers) {
+      const auto& c = plan_.layers[i].weight_grad.comm;
+      if (!c || c->role != CommRole::GradientReduction) continue;
+      if (!plan_.overlap)
+        blocking(*c);
+      else if (plan_.buckets.empty())
+        issue(*c);
+    }
+    for (const uint32_t t : last_comm_)
+      if (t != kNone) pending_.push_back(t);
+
+    std::vector<const PlannedComm*> gathers;
+    for (const size_t i : plan_.iteration_layers) {
+      const PlannedLayer& layer = plan_.layers[i];
+      run_forward(layer);
+      compute(layer.input_grad.compute);
+      if (layer.input_grad.comm) blocking(*layer.input_grad.comm);
+      compute(layer.weight_grad.compute);
+      if (const auto& c = layer.weight_grad.comm) {
+        if (c->role == CommRole::ParameterGather)
+          gathers.push_back(&*c);
+        else if (c->role != CommRole::GradientReduction)
+          blocking(*c);
+      }
+    }
+    for (const PlannedComm* c : gathers)
+      blocking(*c);
+    compute(Time::zero());  // end of the stage's iteration
+  }
+
+  const IterationPlan& plan_;
+  const std::vector<std::vector<const GradientBucket*>>& buckets_by_layer_;
+  int64_t s_ = 0, p_ = 1, m_ = 1, v_ = 1;
+  StageProgram program_;
+  uint32_t last_compute_ = kNone;
+  std::vector<uint32_t> pending_;  // collectives the next compute must wait for
+  std::array<uint32_t, 5> last_comm_{kNone, kNone, kNone, kNone, kNone};
+  std::vector<uint32_t> forward_end_;  // per (micro-batch, chunk): last compute of the forward
+};
+
+}  // namespace
+
+IterationPrograms build_stage_programs(const IterationPlan& plan) {
+  std::vector<std::vector<const GradientBucket*>> buckets_by_layer(plan.layers.size());
+  for (const GradientBucket& b : plan.buckets)
+    buckets_by_layer[b.layer].push_back(&b);
+  IterationPrograms programs;
+  for (int64_t s = 0; s < plan.parallelism.pp; ++s)
+    programs.stages.push_back(StageBuilder(plan, s, buckets_by_layer).build());
+  programs.transfer_keys = 2 * plan.parallelism.pp * plan.micro_batches() * plan.chunks;
+  return programs;
+}
+
+}  // namespace orrery

@@ -1,0 +1,66 @@
+// One pipeline stage's iteration as tasks on the stage's streams, built from the priced plan and
+// the pipeline schedule. The event mode runs one representative rank per stage from these
+// programs; the flow mode runs every rank from them, its collectives and transfers as flows.
+//
+// Streams of a stage: compute, one per communication group, and a link to the next and to the
+// previous stage. Tasks on a stream run in program order; a task also waits for its dependencies
+// (tasks of the same stage) and, for the first task of a pass, for a transfer from another stage
+// (matched by key). Durations are the analytical costs (for collectives and transfers: what the
+// event mode charges; the flow mode replaces them with flows).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/time.h"
+#include "network/collective_algorithms.h"
+#include "training/iteration_plan.h"
+#include "workload/communication.h"
+
+namespace orrery {
+
+enum class StageStream : uint8_t {
+  Compute,
+  Tensor,  // the stream of each communication group, in CommGroup order
+  Expert,
+  Data,
+  ExpertData,
+  Pipeline,
+  ForwardLink,   // transfers to the next stage (the last stage's go to stage 0's next chunk)
+  BackwardLink,  // transfers to the previous stage
+};
+constexpr size_t kStageStreams = 8;
+
+constexpr StageStream stream_of(CommGroup group) {
+  return static_cast<StageStream>(1 + static_cast<int>(group));
+}
+
+enum class StageTaskKind : uint8_t { Compute, Collective, Transfer };
+
+struct StageTask {
+  StageTaskKind kind = StageTaskKind::Compute;
+  StageStream stream = StageStream::Compute;
+  Time duration;            // compute time, or the analytical cost of the collective / transfer
+  uint32_t deps_begin = 0;  // [deps_begin, deps_end) in StageProgram::deps
+  uint32_t deps_end = 0;
+  int64_t receives = -1;  // the transfer key this task waits for, or -1
+  int64_t sends = -1;     // transfers: the key they deliver
+  int64_t to_stage = -1;  // transfers: the receiving stage
+  Communication comm;     // collectives
+  Algorithm algorithm = Algorithm::Ring;
+};
+
+struct StageProgram {
+  int64_t stage = 0;
+  std::vector<StageTask> tasks;  // program order
+  std::vector<uint32_t> deps;    // indices into tasks
+};
+
+struct IterationPrograms {
+  std::vector<StageProgram> stages;
+  int64_t transfer_keys = 0;  // keys run from 0 to transfer_keys - 1
+};
+
+IterationPrograms build_stage_programs(const IterationPlan& plan);
+
+}  // namespace orrery

@@ -1,0 +1,315 @@
+// End-to-end tests of DFModel files: run the `orrery` binary on seed 004 (examples/dfmodel/) and
+// compare with DFModel's logged figures and per-configuration table (transcribed from
+// shared/reference/dfmodel/MODEL.md into tests/golden/dfmodel/), on its binary twin (encoded by
+// Debian's protoc at build time), on variants that leave the mapping free, and through
+// `orrery convert` into the event simulator.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBinary = ORRERY_BINARY;
+const std::string kSource = ORRERY_SOURCE_DIR;
+const std::string kSeed = kSource + "/examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt";
+const std::string kSeedBinary = DFMODEL_SEED_PB;
+const std::string kTable = kSource + "/tests/golden/dfmodel/seed004-configs.csv";
+
+// DFModel's log for the seed (MODEL.md 4.3).
+constexpr double kFinalS = 85.50267989926697;
+constexpr double kUtil = 0.3525573123140554;
+constexpr double kCost = 76628480;
+constexpr double kPower = 3189573.5626306534;
+constexpr double kAllConfigII = 378605103.4765335;
+constexpr double kFlop = 3.85072240461978e19;
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+CliRun orrery(const std::string& args) {
+  static int counter = 0;
+  const fs::path err_file =
+      fs::temp_directory_path() /
+      ("orrery_dfmodel_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  CliRun run;
+  FILE* pipe = ::popen((kBinary + " " + args + " 2>" + err_file.string()).c_str(), "r");
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    run.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_file);
+  run.err.assign(std::istreambuf_iterator<char>(err), {});
+  fs::remove(err_file);
+  return run;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+class TempDir {
+ public:
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              ("orrery_dfmodel_" + std::to_string(::getpid()) + "_" + std::to_string(next_++))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  static inline int next_ = 0;
+  fs::path path_;
+};
+
+// The seed with `from` replaced by `to` (each must occur), written into `dir`.
+std::string variant(const TempDir& dir, const std::string& name,
+                    const std::vector<std::pair<std::string, std::string>>& edits) {
+  std::string text = read_file(kSeed);
+  for (const auto& [from, to] : edits) {
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  }
+  const fs::path path = dir.path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+void expect_relative(double actual, double expected, double tolerance, const std::string& what) {
+  EXPECT_LE(std::fabs(actual - expected), tolerance * std::fabs(expected))
+      << what << ": " << actual << " vs " << expected;
+}
+
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    std::string cell;
+    while (std::getline(fields, cell, ','))
+      cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// Same header, configurations and kernels; times within the table's 6 decimals.
+void expect_golden_table(const std::string& csv) {
+  const auto actual = csv_rows(csv), golden = csv_rows(read_file(kTable));
+  ASSERT_EQ(actual.size(), golden.size());
+  EXPECT_EQ(actual[0], golden[0]);
+  for (size_t r = 1; r < golden.size(); ++r) {
+    ASSERT_EQ(actual[r].size(), 6u) << "row " << r;
+    EXPECT_EQ(actual[r][0], golden[r][0]) << "row " << r;
+    EXPECT_EQ(actual[r][1], golden[r][1]) << "row " << r;
+    for (size_t c = 2; c < 6; ++c)
+      EXPECT_NEAR(std::stod(actual[r][c]), std::stod(golden[r][c]), 5.1e-7)
+          << golden[r][1] << " column " << golden[0][c];
+  }
+}
+
+void expect_seed_figures(const nlohmann::json& j) {
+  expect_relative(j["iteration_time_s"].get<double>(), kFinalS, 1e-12, "iteration_time_s");
+  expect_relative(j["dfmodel"]["final_s"].get<double>(), kFinalS, 1e-12, "final_s");
+  expect_relative(j["utilization"].get<double>(), kUtil, 1e-12, "utilization");
+  EXPECT_EQ(j["cost_usd"].get<double>(), kCost);
+  expect_relative(j["power_w"].get<double>(), kPower, 1e-12, "power_w");
+  expect_relative(j["flop"].get<double>(), kFlop, 1e-12, "flop");
+  expect_relative(j["dfmodel"]["all_config_II_ns"].get<double>(), kAllConfigII, 1e-12, "II");
+  EXPECT_EQ(j["dfmodel"]["p2p_ns"].get<double>(), 1073741824.0);
+  expect_relative(j["dfmodel"]["pipeline_factor"].get<double>(), 2.322916666666667, 1e-15,
+                  "pipeline_factor");
+}
+
+TEST(DfmodelCli, SeedJsonHasDfmodelsFiguresAndEveryConfiguration) {
+  const CliRun r = orrery("simulate " + kSeed + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  expect_seed_figures(j);
+  EXPECT_EQ(j["mode"], "dataflow (DFModel)");
+  EXPECT_EQ(j["parallelism"]["tp"], 1);
+  EXPECT_EQ(j["parallelism"]["pp"], 128);
+  EXPECT_EQ(j["parallelism"]["dp"], 32);
+  EXPECT_EQ(j["parallelism"]["micro_batches"], 96);
+  const auto& b = j["breakdown_s"];
+  EXPECT_NEAR(b["compute"].get<double>() + b["exposed_comm"]["tp"].get<double>() +
+                  b["exposed_comm"]["dp"].get<double>() + b["bubble"].get<double>() +
+                  b["p2p"].get<double>(),
+              j["iteration_time_s"].get<double>(), 1e-9);
+  ASSERT_EQ(j["configs"].size(), 41u);
+  const auto golden = csv_rows(read_file(kTable));
+  for (size_t i = 0; i < 41; ++i) {
+    const auto& c = j["configs"][i];
+    EXPECT_EQ(c["config"].get<int>(), std::stoi(golden[i + 1][0]));
+    EXPECT_EQ(c["kernels"], golden[i + 1][1]);
+    EXPECT_NEAR(c["compute_ns"].get<double>(), std::stod(golden[i + 1][2]), 5.1e-7);
+    EXPECT_NEAR(c["memory_ns"].get<double>(), std::stod(golden[i + 1][3]), 5.1e-7);
+    EXPECT_NEAR(c["network_ns"].get<double>(), std::stod(golden[i + 1][4]), 5.1e-7);
+    EXPECT_NEAR(c["ii_ns"].get<double>(), std::stod(golden[i + 1][5]), 5.1e-7);
+  }
+  EXPECT_EQ(j["search"]["statement"], "fixed mapping: the file leaves nothing to search");
+  EXPECT_TRUE(j["warnings"].empty());
+}
+
+TEST(DfmodelCli, SeedSummaryShowsTimeThroughputUtilizationCostAndPower) {
+  const CliRun r = orrery("simulate " + kSeed);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const std::string& expected :
+       {std::string("TP 1 x PP 128 x DP 32 (4096 chips), 96 micro-batches"),
+        std::string("time per iteration               85.50 s"), std::string("73,582 tokens/s"),
+        std::string("35.26 %"), std::string("76,628,480 $"), std::string("3,189,574 W"),
+        std::string("final_s                       85.50267989926")})
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+}
+
+TEST(DfmodelCli, PerConfigurationCsvMatchesDfmodelsTable) {
+  TempDir dir;
+  const fs::path csv = dir.path() / "configs.csv";
+  const CliRun r = orrery("simulate " + kSeed + " --csv " + csv.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_golden_table(read_file(csv));
+}
+
+TEST(DfmodelCli, OutputDirectoryHoldsJsonSummaryAndTable) {
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  const CliRun r = orrery("simulate " + kSeed + " -o " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(out))
+    files.push_back(entry.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"configs.csv", "result.json", "summary.txt"}));
+  expect_seed_figures(nlohmann::json::parse(read_file(out / "result.json")));
+  expect_golden_table(read_file(out / "configs.csv"));
+  EXPECT_NE(read_file(out / "summary.txt").find("tokens/s"), std::string::npos);
+}
+
+TEST(DfmodelCli, BinaryTwinGivesTheSameAnswer) {
+  const CliRun r = orrery("simulate " + kSeedBinary + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  expect_seed_figures(j);
+  EXPECT_EQ(j["configs"].size(), 41u);
+  const CliRun forced = orrery("simulate --format dfmodel " + kSeedBinary + " --json");
+  ASSERT_EQ(forced.status, 0) << forced.err;
+  EXPECT_EQ(forced.out, r.out);
+}
+
+TEST(DfmodelCli, BadInputIsOneLineWithFileAndLine) {
+  TempDir dir;
+  const std::string enum_error =
+      variant(dir, "enum.txt", {{"    type: SIMD\n", "    type: VECTOR\n"}});
+  CliRun r = orrery("simulate " + enum_error);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "orrery: " + enum_error +
+                       ":6: expected DFModel DSE text (protobuf text format): Unknown enumeration "
+                       "value of \"VECTOR\" for field \"type\".\n");
+
+  const std::string dangling =
+      variant(dir, "dangling.txt",
+              {{"    startIdx: 1\n    endIdx: 12\n", "    startIdx: 1\n    endIdx: 99\n"}});
+  r = orrery("simulate " + dangling);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "orrery: " + dangling +
+                       ":1006: connection 14: expected startIdx and endIdx to name kernel ids, "
+                       "found 1 -> 99\n");
+
+  const std::string cycle =
+      variant(dir, "cycle.txt",
+              {{"    startIdx: 1\n    endIdx: 12\n", "    startIdx: 13\n    endIdx: 2\n"}});
+  r = orrery("simulate " + cycle);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(cycle + ":19: expected an acyclic graph, found a cycle through kernel "
+                               "'LayerNorm_1' (id 2)"),
+            std::string::npos)
+      << r.err;
+
+  const std::string dlrm =
+      variant(dir, "dlrm.txt", {{"  llm {\n    hidden_dim: 25600\n", "  dlrm {\n    row: 2\n"}});
+  r = orrery("simulate " + dlrm);
+  EXPECT_EQ(r.status, 2) << r.err;
+}
+
+TEST(DfmodelCli, FreeShapeAndParallelismAreSearched) {
+  TempDir dir;
+  const std::string free = variant(dir, "free.txt",
+                                   {{"    x: 128\n", "    x: 0\n"},
+                                    {"    y: 32\n", "    y: 0\n"},
+                                    {"    par_x: \"PP\"\n", ""},
+                                    {"    par_y: \"DP\"\n", ""}});
+  const CliRun r = orrery("simulate " + free + " --json --top 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // 13 shapes of 4096 = 2^12 into x * y, 6 ordered role pairs, all DP dividing 3072 = 2^10 * 3
+  // except DP = 2^11 and 2^12 (2 shapes x 2 roles with DP on either dimension = 8 layouts gone).
+  EXPECT_EQ(j["search"]["statement"].get<std::string>().rfind("searched 70 candidate mappings", 0),
+            0u)
+      << j["search"]["statement"];
+  EXPECT_TRUE(j["search"]["proven_optimal"].get<bool>());
+  ASSERT_EQ(j["alternatives"].size(), 3u);
+  double previous = 0;
+  for (const auto& a : j["alternatives"]) {
+    EXPECT_GE(a["iteration_time_s"].get<double>(), previous);
+    previous = a["iteration_time_s"].get<double>();
+  }
+  // The seed's own mapping is in the space, so the best is at least as fast.
+  EXPECT_LE(j["iteration_time_s"].get<double>(), kFinalS);
+}
+
+TEST(DfmodelCli, BothExecutionStylesPickTheFasterFusion) {
+  const CliRun r = orrery("simulate " + kSeed + " --execution both --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_LT(j["iteration_time_s"].get<double>(), kFinalS);
+  EXPECT_EQ(j["alternatives"][0]["execution"], "DATAFLOW");
+  EXPECT_EQ(j["alternatives"][1]["execution"], "KERNEL_BY_KERNEL");
+  expect_relative(j["alternatives"][1]["iteration_time_s"].get<double>(), kFinalS, 1e-12,
+                  "kernel-by-kernel alternative");
+  EXPECT_FALSE(j["search"]["proven_optimal"].get<bool>());
+}
+
+TEST(DfmodelCli, ConvertedWorkloadRunsInTheEventSimulator) {
+  TempDir dir;
+  const fs::path workload = dir.path() / "gpt1t.txt", cluster = dir.path() / "cluster.yaml";
+  const CliRun c = orrery("convert " + kSeed + " --to workload -o " + workload.string() +
+                          " --cluster-out " + cluster.string());
+  ASSERT_EQ(c.status, 0) << c.err;
+  const CliRun r =
+      orrery("simulate " + workload.string() + " --cluster " + cluster.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // The same work: compute and memory of every configuration, 96 micro-batches (35.127 s,
+  // MODEL.md 3.5), and the same pipeline count (1F1B and GPipe both take m + p - 1 slots), so
+  // the answers agree to a few percent; the event simulator overlaps the gradient all-reduce
+  // and the transfers that DFModel adds.
+  EXPECT_NEAR(j["breakdown_s"]["compute"].get<double>(), 35.127, 0.001);
+  EXPECT_NEAR(j["iteration_time_s"].get<double>(), kFinalS, 0.02 * kFinalS);
+  EXPECT_LT(j["iteration_time_s"].get<double>(), kFinalS);
+
+  // `simulate --mode event` on the DFModel file runs the same conversion.
+  const CliRun direct = orrery("simulate " + kSeed + " --mode event --json");
+  ASSERT_EQ(direct.status, 0) << direct.err;
+  EXPECT_NEAR(nlohmann::json::parse(direct.out)["iteration_time_s"].get<double>(),
+              j["iteration_time_s"].get<double>(), 1e-6);
+}
+
+}  // namespace

@@ -1,0 +1,103 @@
+// DATAFLOW fusion on a chain A -> B -> C of element-wise kernels (8 x 4, 4 tiles): each computes
+// in 2 ns; each edge holds 16 bytes per tile, costs 4 * 16 / 100 = 0.64 ns of DRAM time at each
+// end when staged, and 2 * 16 = 32 bytes of SRAM when fused (buffer depth 2).
+#include "dataflow/fusion.h"
+
+#include <gtest/gtest.h>
+
+#include "dataflow/sharding_plan.h"
+#include "tiny_problem.h"
+
+namespace orrery {
+namespace {
+
+using test::edge;
+using test::simd;
+
+DataflowProblem chain() {
+  DataflowProblem p = test::tiny_problem("r", {{LinkKind::Ring, 1, 10, ParallelRole::Data}});
+  p.kernels = {simd(1, "A", 8, 4), simd(2, "B", 8, 4), simd(3, "C", 8, 4)};
+  p.edges = {edge(1, 1, 2), edge(2, 2, 3)};
+  p.run.style = ExecutionStyle::Dataflow;
+  return p;
+}
+
+Fusion fuse(DataflowProblem& p, int64_t num_config) {
+  Diagnostics d;
+  const DataflowGraph g = DataflowGraph::build(p, d);
+  Mapping m;
+  m.shape = {1};
+  m.roles = {ParallelRole::Data};
+  const CostTerms terms(p, g, sharding_from_file(p), m, {});
+  return fuse_kernels(p, g, terms, num_config);
+}
+
+TEST(Fusion, EverythingFusesWhenSramAllows) {
+  DataflowProblem p = chain();
+  const Fusion f = fuse(p, 0);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.config_count, 3);
+  EXPECT_DOUBLE_EQ(f.all_config_ii_ns, 6.0);
+  EXPECT_EQ(f.config[0], f.config[1]);
+  EXPECT_EQ(f.config[1], f.config[2]);
+}
+
+TEST(Fusion, SramLimitsTheGroups) {
+  DataflowProblem p = chain();
+  // 50 bytes: a pair fits (32 fused + 16 staged), all three (64) do not.
+  p.system.sram_bytes = 50;
+  Fusion f = fuse(p, 0);
+  ASSERT_TRUE(f.found);
+  EXPECT_DOUBLE_EQ(f.all_config_ii_ns, 6.0 + 2 * 0.64);
+  EXPECT_TRUE((f.config[0] == f.config[1]) != (f.config[1] == f.config[2]));
+  EXPECT_LE(f.config[0], f.config[1]);
+  EXPECT_LE(f.config[1], f.config[2]);
+  // 40 bytes: no pair fits, each kernel alone (B stages 32 bytes).
+  p.system.sram_bytes = 40;
+  f = fuse(p, 0);
+  ASSERT_TRUE(f.found);
+  EXPECT_DOUBLE_EQ(f.all_config_ii_ns, 6.0 + 4 * 0.64);
+  // 20 bytes: B cannot even run alone.
+  p.system.sram_bytes = 20;
+  EXPECT_FALSE(fuse(p, 0).found);
+}
+
+TEST(Fusion, AtMostNumConfigConfigurations) {
+  DataflowProblem p = chain();
+  p.system.sram_bytes = 50;
+  EXPECT_FALSE(fuse(p, 1).found);  // one configuration would need 64 bytes
+  const Fusion two = fuse(p, 2);
+  ASSERT_TRUE(two.found);
+  EXPECT_DOUBLE_EQ(two.all_config_ii_ns, 6.0 + 2 * 0.64);
+}
+
+TEST(Fusion, ForwardAndBackwardHalves) {
+  // A (forward) -> B (backward): with C = 2 configurations forward kernels take configuration 0
+  // and backward ones 1, so they cannot fuse; with C = 3 both may take configuration 1.
+  DataflowProblem p = chain();
+  p.kernels.pop_back();
+  p.edges.pop_back();
+  p.kernels[1].backward = true;
+  Fusion f = fuse(p, 2);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.config, (std::vector<int64_t>{0, 1}));
+  EXPECT_DOUBLE_EQ(f.all_config_ii_ns, 4.0 + 2 * 0.64);
+  f = fuse(p, 3);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.config, (std::vector<int64_t>{1, 1}));
+  EXPECT_DOUBLE_EQ(f.all_config_ii_ns, 4.0);
+}
+
+TEST(Fusion, PinnedKernelsStayInTheirConfiguration) {
+  DataflowProblem p = chain();
+  p.kernels[1].config = 1;
+  Fusion f = fuse(p, 3);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.config, (std::vector<int64_t>{1, 1, 1}));
+  p.kernels[0].config = 2;  // A after its consumer B: no ordered assignment exists
+  f = fuse(p, 3);
+  EXPECT_FALSE(f.found);
+}
+
+}  // namespace
+}  // namespace orrery

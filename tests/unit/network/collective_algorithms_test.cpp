@@ -1,0 +1,209 @@
+#include "network/collective_algorithms.h"
+
+#include <gtest/gtest.h>
+
+#include "test_topologies.h"
+
+namespace orrery {
+namespace {
+
+using testing::shape;
+using testing::torus;
+using testing::two_tier;
+
+Time us(double v) {
+  return Time::from_seconds(v * 1e-6);
+}
+
+Time run(Algorithm a, CollectiveKind kind, Bytes bytes, const GroupShape& g,
+         const Topology& t = two_tier()) {
+  const auto time = algorithm_time(t, a, kind, bytes, g);
+  EXPECT_TRUE(time.has_value()) << to_string(a);
+  return time.value_or(Time::zero());
+}
+
+TEST(Ring, AllReduceInsideAServer) {
+  // 2(n-1)/n * S / B + 2(n-1) * alpha = 1.75 * 800 MB / 100 GB/s + 14 * 1 us.
+  EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllReduce, 800'000'000, shape(8, {8, 1})),
+            us(14'014));
+  // All-gather and reduce-scatter move half: 0.875 * 800 MB / 100 GB/s + 7 us.
+  EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllGather, 800'000'000, shape(8, {8, 1})),
+            us(7'007));
+  EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::ReduceScatter, 800'000'000, shape(8, {8, 1})),
+            us(7'007));
+}
+
+TEST(Ring, AcrossServersEveryLocalRankBringsItsNicShare) {
+  // 16 ranks, 8 per server: min(100, 8 x 25) = 100 GB/s; 30 steps of 5 us.
+  EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllReduce, 1'600'000'000, shape(16, {8, 2})),
+            us(30'150));
+  // One rank per server (beside TP 8): its own 25 GB/s.
+  EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllReduce, 1'600'000'000, shape(16, {1, 16})),
+            us(120'150));
+  // Beyond one leaf the 2:1 oversubscription halves it.
+  EXPECT_EQ(
+      run(Algorithm::Ring, CollectiveKind::AllReduce, 1'600'000'000, shape(16, {1, 16}, true)),
+      us(240'150));
+}
+
+TEST(Hierarchical, ReduceScatterUpThenAllGatherDown) {
+  // 16 ranks, 8 x 2, S = 1.6 GB: inside 7/8 * 1.6 GB / 100 GB/s + 7 us = 14.007 ms; across, each
+  // rank's 200 MB share: 1/2 * 200 MB / 25 GB/s + 5 us = 4.005 ms; all-reduce = 2 x 18.012 ms.
+  EXPECT_EQ(
+      run(Algorithm::Hierarchical, CollectiveKind::AllReduce, 1'600'000'000, shape(16, {8, 2})),
+      us(36'024));
+  EXPECT_EQ(
+      run(Algorithm::Hierarchical, CollectiveKind::ReduceScatter, 1'600'000'000, shape(16, {8, 2})),
+      us(18'012));
+  EXPECT_FALSE(algorithm_time(two_tier(), Algorithm::Hierarchical, CollectiveKind::AllReduce, 1,
+                              shape(8, {8, 1})));
+}
+
+TEST(Tree, LogLatencyAndHalfTheNetworkTrafficOnTwoServers) {
+  // 16 ranks, 8 x 2: ring bandwidth min(100, 2 x 8 x 25) = 100 GB/s at 80 %: 80 GB/s;
+  // 2 * 15/16 * 1.6 GB / 80 GB/s = 37.5 ms; latency 2 (1 x 5 us + 7 x 1 us) = 24 us.
+  EXPECT_EQ(run(Algorithm::Tree, CollectiveKind::AllReduce, 1'600'000'000, shape(16, {8, 2})),
+            us(37'524));
+  // Only for all-reduce, only across servers.
+  EXPECT_FALSE(algorithm_time(two_tier(), Algorithm::Tree, CollectiveKind::AllGather, 1 << 20,
+                              shape(16, {8, 2})));
+  EXPECT_FALSE(algorithm_time(two_tier(), Algorithm::Tree, CollectiveKind::AllReduce, 1 << 20,
+                              shape(8, {8, 1})));
+  // On 64 servers the latency grows with log2(64) = 6, not with 63.
+  const Time small = run(Algorithm::Tree, CollectiveKind::AllReduce, 8, shape(64, {1, 64}));
+  EXPECT_LT(small, us(2 * 6 * 5 + 1));
+}
+
+TEST(Nvls, AllReduceAtTheSwitchRate) {
+  // S / (port x nvls efficiency) + 2 alpha = 1 GB / 80 GB/s + 2 us.
+  EXPECT_EQ(run(Algorithm::Nvls, CollectiveKind::AllReduce, 1'000'000'000, shape(8, {8, 1}),
+                two_tier(true)),
+            us(12'502));
+  EXPECT_FALSE(algorithm_time(two_tier(false), Algorithm::Nvls, CollectiveKind::AllReduce, 1,
+                              shape(8, {8, 1})));
+  EXPECT_FALSE(algorithm_time(two_tier(true), Algorithm::Nvls, CollectiveKind::AllReduce, 1,
+                              shape(16, {8, 2})));
+}
+
+TEST(HalvingDoubling, LogStepsInnermostFirst) {
+  // 16 ranks, 8 x 2, S = 1.6 GB: inside 0.8 + 0.4 + 0.2 GB at 100 GB/s = 14 ms + 3 us, across
+  // 0.1 GB at 25 GB/s = 4 ms + 5 us; all-reduce twice that.
+  EXPECT_EQ(
+      run(Algorithm::HalvingDoubling, CollectiveKind::AllReduce, 1'600'000'000, shape(16, {8, 2})),
+      us(36'016));
+  EXPECT_FALSE(algorithm_time(two_tier(), Algorithm::HalvingDoubling, CollectiveKind::AllReduce, 1,
+                              shape(6, {6, 1})));
+}
+
+TEST(Direct, AllToAllBoundByTheSlowerTier) {
+  // 16 ranks over 2 servers, 16 MB per rank: 7 MB inside at 100 GB/s = 70 us, 8 MB out at
+  // 25 GB/s = 320 us; plus one 5 us step.
+  EXPECT_EQ(run(Algorithm::Direct, CollectiveKind::AllToAll, 16'000'000, shape(16, {8, 2})),
+            us(325));
+  // On a 4-ring, 4 MB per rank: shortest paths load a link with 4^2/8 = 2 pairs' 1 MB: 40 us + 1
+  // us.
+  EXPECT_EQ(
+      run(Algorithm::Direct, CollectiveKind::AllToAll, 4'000'000, shape(4, {4, 1, 1}), torus()),
+      us(41));
+}
+
+TEST(Torus, RingsUseBothDirectionsAndLevelsGoDimensionByDimension) {
+  const Topology t = torus();
+  // One axis: 2(n-1)/n * 1 GB / (2 x 50 GB/s) + 6 us.
+  EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllReduce, 1'000'000'000, shape(4, {4, 1, 1}), t),
+            us(15'006));
+  // Two axes, dimension by dimension: x on 1 GB then y on 250 MB, reduce-scatter and all-gather.
+  //   x: 3/4 * 1 GB / 100 GB/s + 3 us = 7.503 ms;  y: 3/4 * 250 MB / 100 GB/s + 3 us = 1.878 ms.
+  EXPECT_EQ(run(Algorithm::Hierarchical, CollectiveKind::AllReduce, 1'000'000'000,
+                shape(16, {4, 4, 1}), t),
+            us(2 * (7'503 + 1'878)));
+}
+
+TEST(Auto, PicksTheFastestOfTheLibrarysAlgorithms) {
+  const Topology t = two_tier(true);
+  // Large all-reduce in a server: NVLS (1 GB / 80 GB/s) beats ring (1.75 GB / 100 GB/s).
+  EXPECT_EQ(
+      collective_cost(t, CollectiveKind::AllReduce, 1'000'000'000, shape(8, {8, 1})).algorithm,
+      Algorithm::Nvls);
+  // Small all-reduce over 64 servers: tree's log latency beats ring's 126 steps.
+  EXPECT_EQ(collective_cost(t, CollectiveKind::AllReduce, 4096, shape(64, {1, 64})).algorithm,
+            Algorithm::Tree);
+  // Large all-reduce over 64 servers: ring's full bandwidth beats tree's 80 %.
+  EXPECT_EQ(collective_cost(t, CollectiveKind::AllReduce, 1ull << 32, shape(64, {1, 64})).algorithm,
+            Algorithm::Ring);
+  // Halving-doubling is never chosen on an NVSwitch/fat-tree network (NCCL does not implement
+  // it)...
+  for (const Algorithm a : auto_candidates(t, CollectiveKind::AllReduce))
+    EXPECT_NE(a, Algorithm::HalvingDoubling);
+  // ...but a forced algorithm runs, and one that cannot run falls back to the fastest that can.
+  EXPECT_EQ(collective_cost(t, CollectiveKind::AllReduce, 1 << 20, shape(16, {8, 2}),
+                            Algorithm::HalvingDoubling)
+                .algorithm,
+            Algorithm::HalvingDoubling);
+  EXPECT_NE(
+      collective_cost(t, CollectiveKind::AllGather, 1 << 20, shape(8, {8, 1}), Algorithm::Nvls)
+          .algorithm,
+      Algorithm::Nvls);
+}
+
+TEST(Collectives, SingleRanksAreFreeAndBandwidthNeverHurts) {
+  EXPECT_EQ(collective_cost(two_tier(), CollectiveKind::AllReduce, 1 << 30, shape(1, {1, 1})).time,
+            Time::zero());
+  std::vector<Dimension> faster = two_tier(true).dimensions();
+  faster[0].link_bandwidth = faster[0].link_bandwidth * 2;
+  faster[1].link_bandwidth = faster[1].link_bandwidth * 1.5;
+  const Topology fast(faster), slow = two_tier(true);
+  for (const auto kind :
+       {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::AllToAll})
+    for (const GroupShape& g : {shape(8, {8, 1}), shape(16, {8, 2}), shape(32, {1, 32})})
+      for (const Algorithm a :
+           {Algorithm::Auto, Algorithm::Ring, Algorithm::Tree, Algorithm::Direct})
+        EXPECT_LE(collective_cost(fast, kind, 123'456'789, g, a).time,
+                  collective_cost(slow, kind, 123'456'789, g, a).time);
+}
+
+TEST(PointToPoint, TheLinkBetweenThePair) {
+  EXPECT_EQ(point_to_point_time(two_tier(), 100'000'000, shape(2, {1, 2})), us(4'005));
+  EXPECT_EQ(point_to_point_time(two_tier(), 100'000'000, shape(2, {2, 1})), us(1'001));
+  // A torus neighbour: one 50 GB/s link in one direction.
+  EXPECT_EQ(point_to_point_time(torus(), 100'000'000, shape(2, {1, 2, 1})), us(2'001));
+}
+
+TEST(Collectives, BusFactors) {
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::AllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::AllGather, 8), 0.875);
+  EXPECT_EQ(parse_algorithm("halving-doubling"), Algorithm::HalvingDoubling);
+  EXPECT_FALSE(parse_algorithm("carrier-pigeon"));
+}
+
+}  // namespace
+}  // namespace orrery
+
+namespace orrery {
+namespace {
+
+TEST(RootedAndPointToPoint, PipelinedChainsAndShifts) {
+  const Topology t = testing::two_tier();
+  // Broadcast of 64 MiB among 8 ranks of a switch: 64 chunks of 1 MiB through a chain of 8:
+  // (64 + 6) x (1 MiB / 100 GB/s + 1 us) = 70 x 11.48576 us.
+  const auto bcast = algorithm_time(t, Algorithm::Ring, CollectiveKind::Broadcast, 64 * kMiB,
+                                    testing::shape(8, {8, 1}));
+  ASSERT_TRUE(bcast);
+  EXPECT_EQ(*bcast, Time::from_seconds(70 * 11.48576e-6));
+  EXPECT_EQ(*algorithm_time(t, Algorithm::Ring, CollectiveKind::Reduce, 64 * kMiB,
+                            testing::shape(8, {8, 1})),
+            *bcast);
+  // A small message is one chunk: n - 1 steps.
+  EXPECT_EQ(*algorithm_time(t, Algorithm::Ring, CollectiveKind::Broadcast, 1000,
+                            testing::shape(8, {8, 1})),
+            Time::from_seconds(7 * (1000 / 100e9 + 1e-6)));
+  // Sendrecv over two servers: each rank sends 100 MB to the next; the crossing at 25 GB/s rules.
+  EXPECT_EQ(
+      collective_cost(t, CollectiveKind::SendRecv, 100'000'000, testing::shape(16, {8, 2})).time,
+      Time::from_us(4'005));
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::Broadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::SendRecv, 8), 1.0);
+}
+
+}  // namespace
+}  // namespace orrery

@@ -1,0 +1,61 @@
+#include "network/link_graph.h"
+
+#include <gtest/gtest.h>
+
+#include "test_topologies.h"
+
+namespace orrery {
+namespace {
+
+TEST(LinkGraph, RoutesAreDimensionOrderAndRailAligned) {
+  // two_tier(): servers of 8, 8 rails, 4 servers per leaf (pods), spines shared.
+  const Topology t = testing::two_tier();
+  const LinkGraph g(t, 64);
+  std::vector<LinkId> path;
+  // Inside a server: up to the switch and down.
+  EXPECT_EQ(g.route(0, 5, 0, path), Time::from_us(1));
+  EXPECT_EQ(path.size(), 2u);
+  EXPECT_EQ(g.link_name(path[0]), "nvlink up from gpu 0");
+  EXPECT_EQ(g.link_name(path[1]), "nvlink down to gpu 5");
+  // Same rail, same pod (servers 0 and 1): NIC up and NIC down.
+  path.clear();
+  EXPECT_EQ(g.route(3, 11, 0, path), Time::from_us(5));
+  ASSERT_EQ(path.size(), 2u);
+  EXPECT_EQ(g.link_name(path[0]), "fabric server 0 rail 3 NIC up");
+  EXPECT_EQ(g.link_name(path[1]), "fabric server 1 rail 3 NIC down");
+  // Another pod (server 4): through a spine.
+  path.clear();
+  g.route(3, 35, 7, path);
+  ASSERT_EQ(path.size(), 4u);
+  EXPECT_EQ(g.link_name(path[1]).substr(0, 12), "fabric leaf ");
+  // Different local position and server: first to the right GPU in the switch (as PXN), then
+  // the rail of the destination.
+  path.clear();
+  g.route(0, 13, 0, path);
+  ASSERT_EQ(path.size(), 4u);
+  EXPECT_EQ(g.link_name(path[1]), "nvlink down to gpu 5");
+  EXPECT_EQ(g.link_name(path[2]), "fabric server 0 rail 5 NIC up");
+}
+
+TEST(LinkGraph, TorusTakesTheShorterWayHopByHop) {
+  const Topology t = testing::torus();
+  const LinkGraph g(t, 64);
+  std::vector<LinkId> path;
+  EXPECT_EQ(g.route(0, 3, 0, path), Time::from_us(1));  // one hop back around the ring of 4
+  EXPECT_EQ(path.size(), 1u);
+  path.clear();
+  EXPECT_EQ(g.route(0, 2 + 4 * 1, 0, path), Time::from_us(2));  // 2 hops in x, 1 in y
+  EXPECT_EQ(path.size(), 3u);
+}
+
+TEST(LinkGraph, CapacitiesAreEffectiveAndOversubscribedAboveTheLeaf) {
+  const Topology t = testing::two_tier();
+  const LinkGraph g(t, 64);
+  std::vector<LinkId> path;
+  g.route(3, 35, 7, path);
+  EXPECT_DOUBLE_EQ(g.capacity(path[0]), 25e9);    // NIC
+  EXPECT_DOUBLE_EQ(g.capacity(path[1]), 12.5e9);  // leaf to spine, 2:1
+}
+
+}  // namespace
+}  // namespace orrery

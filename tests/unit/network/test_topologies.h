@@ -1,0 +1,60 @@
+// Networks written out for the network tests, so every expected time can be derived by hand.
+#pragma once
+
+#include "network/rank_placement.h"
+#include "network/topology.h"
+
+namespace orrery::testing {
+
+inline Dimension dimension(const char* name, DimensionKind kind, int64_t size, double gb_per_second) {
+  Dimension d;
+  d.name = name;
+  d.kind = kind;
+  d.size = size;
+  d.link_bandwidth = Bandwidth::gb_per_second(gb_per_second);
+  return d;
+}
+
+// Servers of 8 GPUs on a switch (100 GB/s port, 1 us per step), joined by a fat-tree of 8 rails
+// of 25 GB/s NICs (25 GB/s per GPU, 5 us per step), 4 servers per leaf, 2:1 oversubscribed.
+inline Topology two_tier(bool nvls = false) {
+  Dimension nvlink;
+  nvlink.name = "nvlink";
+  nvlink.kind = DimensionKind::Switch;
+  nvlink.size = 8;
+  nvlink.link_bandwidth = Bandwidth::gb_per_second(100);
+  nvlink.latency = Time::from_us(1);
+  nvlink.nvls = nvls;
+  nvlink.nvls_efficiency = 0.8;
+  Dimension fabric;
+  fabric.name = "fabric";
+  fabric.kind = DimensionKind::FatTree;
+  fabric.size = 0;
+  fabric.rails = 8;
+  fabric.link_bandwidth = Bandwidth::gb_per_second(25);
+  fabric.latency = Time::from_us(5);
+  fabric.servers_per_leaf = 4;
+  fabric.oversubscription = 2;
+  return Topology({nvlink, fabric});
+}
+
+// A 4 x 4 x 4 torus: 50 GB/s links, 1 us per hop.
+inline Topology torus() {
+  std::vector<Dimension> dims;
+  for (const char* axis : {"x", "y", "z"}) {
+    Dimension d;
+    d.name = axis;
+    d.kind = DimensionKind::Ring;
+    d.size = 4;
+    d.link_bandwidth = Bandwidth::gb_per_second(50);
+    d.latency = Time::from_us(1);
+    dims.push_back(d);
+  }
+  return Topology(dims);
+}
+
+inline GroupShape shape(int64_t ranks, std::vector<int64_t> span, bool crosses_leaves = false) {
+  return {ranks, std::move(span), crosses_leaves};
+}
+
+}  // namespace orrery::testing
