@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake g++ make pkg-config
-  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev
+  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev libgraphviz-dev
   libprotobuf-dev protobuf-compiler coinor-libcbc-dev
   libgtest-dev libbenchmark-dev
 )

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/dataflow_options.h"
@@ -18,8 +19,10 @@
 #include "formats/workload_reader.h"
 #include "report/json_report.h"
 #include "report/layer_csv.h"
+#include "report/op_table.h"
 #include "report/text_summary.h"
 #include "training/analytical_simulator.h"
+#include "training/compute_pricing.h"
 #include "training/event_simulator.h"
 #include "training/flow_simulator.h"
 
@@ -41,6 +44,12 @@ struct SimulateArgs {
   std::optional<int64_t> nics_per_server, gpus_per_server;
   std::optional<double> dp_overlap, tp_overlap, ep_overlap, pp_overlap;
   std::string run_name;
+  // Operator-level formats.
+  std::string device;
+  std::optional<int64_t> dp, ep, layers;
+  std::string graph_config;
+  std::optional<double> backward_ratio;
+  std::string comm_dtype;
   bool json = false;
   std::string csv;
   std::string output_dir;
@@ -104,6 +113,46 @@ simai::Options simai_options(const Cluster& cluster) {
   return o;
 }
 
+ReaderOptions reader_options(const SimulateArgs& a) {
+  ReaderOptions o;
+  o.layers = a.layers;
+  o.backward_ratio = a.backward_ratio;
+  if (!a.comm_dtype.empty()) o.comm_dtype = parse_dtype(a.comm_dtype);
+  o.graph_config = a.graph_config;
+  o.ep = a.ep.value_or(1);
+  return o;
+}
+
+// Options that the workload's format does not use are reported, not silently dropped.
+void warn_unused_options(const SimulateArgs& a, const Workload& w, Diagnostics& diagnostics) {
+  const auto unused = [&](bool given, const std::string& flag, const std::string& format) {
+    if (given && w.format != format)
+      diagnostics.warn({}, flag + " applies to " + format + " workloads only; ignored");
+  };
+  unused(a.layers.has_value(), "--layers", "neusight");
+  unused(a.backward_ratio.has_value(), "--backward-ratio", "neusight");
+  unused(!a.comm_dtype.empty(), "--comm-dtype", "neusight");
+  unused(!a.graph_config.empty(), "--graph-config", "torchviz");
+  unused(a.ep.has_value(), "--ep", "torchviz");
+}
+
+// --dp sets the data-parallel degree; a workload that does not say how many GPUs run it (and no
+// --gpus) runs data-parallel over one server of the cluster.
+void set_world_size(const SimulateArgs& a, Workload& w, const Cluster& cluster,
+                    Diagnostics& diagnostics) {
+  Parallelism& p = w.parallelism;
+  if (a.dp) {
+    p.world_size = *a.dp * p.tp * p.pp;
+  } else if (!w.world_size_from_file && !a.gpus) {
+    const int64_t gpus = cluster.gpus_per_server();
+    diagnostics.warn({}, "'" + w.name +
+                             "' does not say how many GPUs run it; data-parallel over one "
+                             "server of '" +
+                             cluster.name + "' (" + std::to_string(gpus) + " GPUs; use --dp)");
+    p.world_size = std::max(gpus, p.ep) * p.tp * p.pp;
+  }
+}
+
 int run_simulate(const SimulateArgs& a) {
   Diagnostics diagnostics;
   std::optional<WorkloadFormat> format;
@@ -135,10 +184,26 @@ int run_simulate(const SimulateArgs& a) {
       return simulate_dataflow(d);
     }
   }
-  std::vector<Workload> workloads;
-  for (const std::string& path : a.workloads)
-    workloads.push_back(read_workload_file(path, format, diagnostics));
+  if (a.dp && a.gpus) throw InputError("--dp and --gpus both set the world size; give one");
   const Cluster cluster = cluster_for(a);
+  std::vector<Workload> workloads;
+  std::vector<std::string> devices;  // that priced each workload's compute, or empty
+  for (const std::string& path : a.workloads) {
+    Workload w = read_workload_file(path, format, reader_options(a), diagnostics);
+    warn_unused_options(a, w, diagnostics);
+    set_world_size(a, w, cluster, diagnostics);
+    std::string device;
+    if (has_compute_demands(w)) {
+      const Device d = compute_device(cluster, a.device, diagnostics);
+      price_compute(w, d);
+      device = d.name;
+    } else if (!a.device.empty()) {
+      diagnostics.warn(
+          {}, "--device: '" + w.name + "' gives its compute times; no device model applies");
+    }
+    workloads.push_back(std::move(w));
+    devices.push_back(device);
+  }
   const bool several = workloads.size() > 1;
 
   std::vector<Result> results;
@@ -153,6 +218,9 @@ int run_simulate(const SimulateArgs& a) {
     throw InputError("several workloads: --compat and --csv take one workload (use -o DIR)");
   if (simai) {
     const Workload& workload = workloads.front();
+    if (workload.format != "simai")
+      throw InputError("--compat simai reproduces SimAI on SimAI workloads; this one is " +
+                       workload.format);
     if (mode != "analytical")
       throw InputError("--compat simai reproduces SimAI's analytical mode; use --mode analytical");
     if (workload.policy == "DATA")
@@ -194,46 +262,57 @@ int run_simulate(const SimulateArgs& a) {
         results.push_back(simulator->simulate(w, cluster, options, diagnostics));
     }
   }
+  for (size_t k = 0; k < results.size() && k < workloads.size(); ++k) {
+    results[k].device = devices[k];
+    results[k].model = workloads[k].model;
+  }
   for (Result& r : results)
     r.warnings = diagnostics.warnings();
-
   const std::string run_name = a.run_name.empty() ? workloads.front().name + "-" : a.run_name;
-  if (!a.csv.empty())
-    write_file(a.csv, [&](std::ostream& out) {
-      if (simai_report)
-        simai::write_end_to_end_csv(out, *simai_report, run_name);
-      else
-        write_layer_csv(out, results.front());
-    });
+  // Operator-level workloads: a per-operator CSV and a table per operator kind in the summary.
+  const auto operators = [&](size_t k) { return has_operator_rows(workloads[k]); };
+  const auto write_table = [&](std::ostream& out, size_t k) {
+    if (simai_report)
+      simai::write_end_to_end_csv(out, *simai_report, run_name);
+    else if (operators(k))
+      write_op_csv(out, workloads[k], results[k]);
+    else
+      write_layer_csv(out, results[k]);
+  };
+  const auto write_summary = [&](std::ostream& out) {
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (k) out << "\n";
+      std::ostringstream details;
+      if (k < workloads.size() && operators(k))
+        write_op_kind_table(details, workloads[k], results[k]);
+      write_text_summary(out, results[k], details.str());
+    }
+  };
+
+  if (!a.csv.empty()) write_file(a.csv, [&](std::ostream& out) { write_table(out, 0); });
   if (!a.output_dir.empty()) {
     const std::filesystem::path dir(a.output_dir);
     ensure_output_directory(dir);
     write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, results); });
-    write_file(dir / "summary.txt", [&](std::ostream& out) {
-      for (size_t k = 0; k < results.size(); ++k) {
-        if (k) out << "\n";
-        write_text_summary(out, results[k]);
-      }
-    });
+    write_file(dir / "summary.txt", write_summary);
     if (simai_report) {
       write_file(dir / (run_name + "EndToEnd.csv"), [&](std::ostream& out) {
         simai::write_end_to_end_csv(out, *simai_report, run_name);
       });
     } else {
-      for (size_t k = 0; k < results.size(); ++k)
+      for (size_t k = 0; k < results.size(); ++k) {
+        const std::string table = operators(k) ? "ops" : "layers";
         write_file(
-            dir / (several ? "layers-" + std::to_string(k + 1) + "-" + workloads[k].name + ".csv"
-                           : std::string("layers.csv")),
-            [&](std::ostream& out) { write_layer_csv(out, results[k]); });
+            dir / (several ? table + "-" + std::to_string(k + 1) + "-" + workloads[k].name + ".csv"
+                           : table + ".csv"),
+            [&](std::ostream& out) { write_table(out, k); });
+      }
     }
   }
   if (a.json) {
     write_json(std::cout, results);
   } else {
-    for (size_t k = 0; k < results.size(); ++k) {
-      if (k) std::cout << "\n";
-      write_text_summary(std::cout, results[k]);
-    }
+    write_summary(std::cout);
   }
   return 0;
 }
@@ -249,7 +328,9 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       "  orrery simulate examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt --cluster dgx-a100\n"
       "  orrery simulate W.txt --mode analytical --compat simai --csv EndToEnd.csv\n"
       "  orrery simulate W.txt --json\n"
-      "  orrery simulate examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt --csv configs.csv\n\n"
+      "  orrery simulate examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt --csv configs.csv\n"
+      "  orrery simulate examples/torchviz/moe_qformer_b4_s45.dot --cluster dgx-a100 --dp 8\n"
+      "  orrery simulate examples/neusight/gpt2_large_block_b16_s1024.txt --layers 36 --dp 4\n\n"
       "SimAI's own flag spellings are accepted too: -g, -nv, -nic, -n_p_s, -g_p_s, -dp_o, -tp_o,\n"
       "-ep_o, -pp_o, -r. Exit status: 0 success, 2 bad input or flags.");
   cmd->add_option("workloads", args->workloads,
@@ -324,11 +405,36 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_option(
       "--run-name", args->run_name,
       "SimAI mode: the 'File name' column of EndToEnd.csv (default: workload name + '-')");
+  cmd->add_option("--device", args->device,
+                  "Device that prices compute given as FLOPs and bytes (torchviz graphs): a preset "
+                  "(see `orrery presets`) or a YAML file; default: the cluster's gpu");
+  cmd->add_option("--dp", args->dp,
+                  "Data-parallel degree (world size = dp x tp x pp); for workloads that do not "
+                  "give their GPU count (torchviz, neusight) the default is one server")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ep", args->ep,
+                  "torchviz: shard experts.<k> parameters over this many expert-parallel ranks")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--graph-config", args->graph_config,
+                  "torchviz: YAML with what the graph lacks (batch, text_tokens, external_tokens, "
+                  "heads, beams, dtype, bucket_size, optimizer)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--layers", args->layers,
+                  "neusight: transformer blocks of the model (the table lists one)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--backward-ratio", args->backward_ratio,
+                  "neusight: backward / forward time when the table has no backward (default 2)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--comm-dtype", args->comm_dtype,
+                  "neusight: element type of communication sizes (default fp32)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8", "fp64"}));
   cmd->add_flag("--json", args->json, "Print one JSON object instead of the summary");
   cmd->add_option("--csv", args->csv,
-                  "Write the per-layer table here (in SimAI mode: SimAI's EndToEnd.csv layout)");
+                  "Write the per-layer table here (per-operator for torchviz and neusight; in "
+                  "SimAI mode: SimAI's EndToEnd.csv layout)");
   cmd->add_option("-o,--output-dir", args->output_dir,
-                  "Write result.json, summary.txt and the per-layer CSV into this directory");
+                  "Write result.json, summary.txt and the per-layer (layers.csv) or per-operator "
+                  "(ops.csv) CSV into this directory");
   add_dataflow_options(*cmd, args->dataflow);
   return [args, cluster]() {
     args->cluster_given = cluster->count() > 0;

@@ -59,6 +59,12 @@ constexpr std::array kSizeUnits = {
     Unit{"MiB", 1048576.0}, Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0},
 };
 
+constexpr std::array kFlopRateUnits = {
+    Unit{"FLOP/s", 1}, Unit{"GFLOP/s", 1e9}, Unit{"TFLOP/s", 1e12}, Unit{"PFLOP/s", 1e15},
+    Unit{"FLOPS", 1},  Unit{"GFLOPS", 1e9},  Unit{"TFLOPS", 1e12},  Unit{"PFLOPS", 1e15},
+    Unit{"OPS", 1},    Unit{"GOPS", 1e9},    Unit{"TOPS", 1e12},    Unit{"POPS", 1e15},
+};
+
 [[noreturn]] void fail(std::string_view what, std::string_view example, std::string_view text) {
   throw std::invalid_argument("expected " + std::string(what) + " such as '" +
                               std::string(example) + "', found '" + std::string(text) + "'");
@@ -89,6 +95,13 @@ Bytes parse_size(std::string_view text) {
   if (bytes != std::floor(bytes) || bytes >= 1.8e19)
     fail("a whole number of bytes", "64 MiB", text);
   return static_cast<Bytes>(bytes);
+}
+
+FlopRate parse_flop_rate(std::string_view text) {
+  const auto [number, unit] = split_number(text);
+  const auto scale = scale_of(unit, kFlopRateUnits);
+  if (!number || !scale || *number <= 0) fail("a positive arithmetic rate", "989.4 TFLOP/s", text);
+  return FlopRate::flop_per_second(*number * *scale);
 }
 
 std::string format_size(Bytes bytes) {

@@ -22,6 +22,30 @@ std::optional<T> parse_integer(std::string_view token) {
 
 }  // namespace
 
+std::vector<TextLine> split_lines(std::string_view content) {
+  std::vector<TextLine> lines;
+  int64_t number = 1;
+  size_t start = 0;
+  while (start <= content.size()) {
+    size_t end = content.find('\n', start);
+    if (end == std::string_view::npos) end = content.size();
+    lines.push_back({number++, content.substr(start, end - start)});
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> fields;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    fields.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return fields;
+    start = end + 1;
+  }
+}
+
 std::vector<std::string_view> split_whitespace(std::string_view text) {
   std::vector<std::string_view> tokens;
   size_t i = 0;

@@ -16,23 +16,7 @@ constexpr std::array<std::string_view, 3> kPolicies = {"HYBRID_TRANSFORMER_FWD_I
 
 constexpr int kFields = 12;
 
-struct Line {
-  int64_t number;  // 1-based
-  std::string_view text;
-};
-
-std::vector<Line> split_lines(std::string_view content) {
-  std::vector<Line> lines;
-  int64_t number = 1;
-  size_t start = 0;
-  while (start <= content.size()) {
-    size_t end = content.find('\n', start);
-    if (end == std::string_view::npos) end = content.size();
-    lines.push_back({number++, content.substr(start, end - start)});
-    start = end + 1;
-  }
-  return lines;
-}
+using Line = TextLine;
 
 // The header of line 1, key by key.
 struct Header {

@@ -6,17 +6,21 @@
 #include <sstream>
 
 #include "formats/dfmodel_reader.h"
+#include "formats/neusight_table.h"
 #include "formats/simai_text.h"
+#include "formats/torchviz_dot.h"
 
 namespace orrery {
 
 std::vector<std::string_view> workload_format_names() {
-  return {"simai", "dfmodel"};
+  return {"simai", "dfmodel", "neusight", "torchviz"};
 }
 
 std::optional<WorkloadFormat> parse_workload_format(std::string_view name) {
   if (name == "simai") return WorkloadFormat::SimaiText;
   if (name == "dfmodel") return WorkloadFormat::Dfmodel;
+  if (name == "neusight") return WorkloadFormat::NeusightTable;
+  if (name == "torchviz") return WorkloadFormat::TorchvizDot;
   return std::nullopt;
 }
 
@@ -26,6 +30,10 @@ std::string_view to_string(WorkloadFormat format) {
       return "simai";
     case WorkloadFormat::Dfmodel:
       return "dfmodel";
+    case WorkloadFormat::NeusightTable:
+      return "neusight";
+    case WorkloadFormat::TorchvizDot:
+      return "torchviz";
   }
   return "?";
 }
@@ -34,6 +42,8 @@ std::optional<WorkloadFormat> detect_workload_format(std::string_view content) {
   if (looks_like_simai_text(content)) return WorkloadFormat::SimaiText;
   if (looks_like_dfmodel_text(content) || looks_like_dfmodel_binary(content))
     return WorkloadFormat::Dfmodel;
+  if (looks_like_neusight_table(content)) return WorkloadFormat::NeusightTable;
+  if (looks_like_torchviz_dot(content)) return WorkloadFormat::TorchvizDot;
   return std::nullopt;
 }
 
@@ -50,13 +60,19 @@ std::string read_workload_content(const std::string& path) {
 
 Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
                             Diagnostics& diagnostics) {
+  return read_workload_file(path, forced, ReaderOptions{}, diagnostics);
+}
+
+Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
+                            const ReaderOptions& options, Diagnostics& diagnostics) {
   const std::string content = read_workload_content(path);
 
   const auto format = forced ? forced : detect_workload_format(content);
   if (!format)
     throw InputError({path, 1},
                      "expected a workload in a known format (simai: SimAI/AICB layer-wise text; "
-                     "dfmodel: DFModel DSE protobuf text or binary); use --format to name it");
+                     "dfmodel: DFModel DSE protobuf text or binary; neusight: NeuSight operator "
+                     "table; torchviz: torchviz autograd graph in DOT); use --format to name it");
   switch (*format) {
     case WorkloadFormat::SimaiText:
       return read_simai_text(path, content, diagnostics);
@@ -64,6 +80,10 @@ Workload read_workload_file(const std::string& path, std::optional<WorkloadForma
       throw InputError({path, 0},
                        "a DFModel file is a dataflow problem, not a layer-wise workload; "
                        "`orrery simulate` evaluates it and `orrery convert` turns it into one");
+    case WorkloadFormat::NeusightTable:
+      return read_neusight_table(path, content, options, diagnostics);
+    case WorkloadFormat::TorchvizDot:
+      return read_torchviz_dot(path, content, options, diagnostics);
   }
   throw InputError({path, 0}, "unsupported format");
 }

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "core/diagnostics.h"
+#include "formats/reader_options.h"
 #include "workload/workload.h"
 
 namespace orrery {
 
-enum class WorkloadFormat { SimaiText, Dfmodel };
+enum class WorkloadFormat { SimaiText, Dfmodel, NeusightTable, TorchvizDot };
 
-// Names accepted by --format, in order: {"simai", "dfmodel"}.
+// Names accepted by --format, in order: {"simai", "dfmodel", "neusight", "torchviz"}.
 std::vector<std::string_view> workload_format_names();
 std::optional<WorkloadFormat> parse_workload_format(std::string_view name);
 std::string_view to_string(WorkloadFormat format);
@@ -30,5 +31,8 @@ std::string read_workload_content(const std::string& path);
 // workload: read it with read_dfmodel() (formats/dfmodel_reader.h); here it is an InputError.
 Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
                             Diagnostics& diagnostics);
+// The same with the user's reader options (formats that leave things out).
+Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
+                            const ReaderOptions& options, Diagnostics& diagnostics);
 
 }  // namespace orrery

@@ -67,6 +67,7 @@ Json to_json(const Result& r) {
   j["schedule"] = r.schedule;
   j["workload"] = r.workload;
   j["cluster"] = r.cluster;
+  if (!r.device.empty()) j["device"] = r.device;
   j["parallelism"] = {{"world_size", p.world_size},
                       {"tp", p.tp},
                       {"pp", p.pp},
@@ -74,6 +75,11 @@ Json to_json(const Result& r) {
                       {"ep", p.ep},
                       {"vpp", p.vpp},
                       {"micro_batches", p.micro_batches}};
+  if (r.model) {
+    j["model"] = {{"parameters", r.model->parameters},
+                  {"layers", r.model->layers},
+                  {"forward_flop", r.model->forward_flop ? Json(*r.model->forward_flop) : Json()}};
+  }
   j["iteration_time_s"] = r.iteration_time.seconds();
   j["breakdown_s"] = breakdown(r.breakdown);
   j["critical_stage"] = r.critical_stage;

@@ -3,7 +3,8 @@
 // warnings and, in a compatibility mode, the peer's own figures (e.g. "simai", in microseconds).
 // For a dataflow problem also utilization, cost_usd, power_w, flop, tokens_per_second, system,
 // mapping, search {statement, proven_optimal}, configs (per-configuration ns) and alternatives,
-// with DFModel's own figures under "dfmodel".
+// with DFModel's own figures under "dfmodel". For model-level formats the device that priced the
+// compute and `model` {parameters, layers, forward_flop (null when the file gives times only)}.
 // Every time is in seconds unless its key says otherwise. Keys keep their order.
 #pragma once
 

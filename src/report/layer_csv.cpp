@@ -4,17 +4,10 @@
 
 #include <ostream>
 
+#include "report/csv_field.h"
+
 namespace orrery {
 namespace {
-
-// Quotes a field when it holds a comma or a quote (RFC 4180).
-std::string field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text)
-    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
 
 std::string us(Time t) {
   return fmt::format("{:.3f}", t.microseconds());
@@ -28,7 +21,7 @@ void write_layer_csv(std::ostream& out, const Result& r) {
     out << fmt::format(",{0}_compute_us,{0}_comm,{0}_group,{0}_ranks,{0}_bytes,{0}_comm_us", p);
   out << "\n";
   for (const LayerTiming& l : r.layers) {
-    out << field(l.name) << ',' << l.line << ',' << l.executions << ',' << l.recomputes;
+    out << csv_field(l.name) << ',' << l.line << ',' << l.executions << ',' << l.recomputes;
     for (const PhaseTiming* p : {&l.forward, &l.input_grad, &l.weight_grad}) {
       out << ',' << us(p->compute);
       if (p->comm)

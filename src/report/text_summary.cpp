@@ -35,7 +35,7 @@ std::string share(Time part, Time total) {
 
 }  // namespace
 
-void write_text_summary(std::ostream& out, const Result& r) {
+void write_text_summary(std::ostream& out, const Result& r, std::string_view details) {
   const Parallelism& p = r.parallelism;
   out << fmt::format("Orrery {} simulation{}\n", r.mode,
                      r.schedule.empty() ? "" : ", " + r.schedule + " pipeline schedule");
@@ -44,6 +44,14 @@ void write_text_summary(std::ostream& out, const Result& r) {
       "  parallel   TP {} x PP {} x DP {} ({} GPUs), EP {}, VPP {}, {} micro-batches\n", p.tp, p.pp,
       p.dp(), p.world_size, p.ep, p.vpp, p.micro_batches);
   if (!r.cluster.empty()) out << fmt::format("  cluster    {}\n", r.cluster);
+  if (!r.device.empty()) out << fmt::format("  device     {}\n", r.device);
+  if (r.model) {
+    out << fmt::format("  model      {:.4g} M parameters, {} layers", r.model->parameters / 1e6,
+                       r.model->layers);
+    if (r.model->forward_flop)
+      out << fmt::format(", {:.4g} GFLOP per forward pass", *r.model->forward_flop / 1e9);
+    out << "\n";
+  }
   out << "\n";
 
   const Breakdown& b = r.breakdown;
@@ -83,6 +91,7 @@ void write_text_summary(std::ostream& out, const Result& r) {
   if (r.simulated_tasks > 0)
     out << fmt::format("\n  {} tasks simulated{}\n", r.simulated_tasks,
                        r.flows > 0 ? fmt::format(", {} flows", r.flows) : std::string());
+  out << details;
   if (!r.warnings.empty()) {
     out << fmt::format("\nwarnings ({}):\n", r.warnings.size());
     for (const Warning& w : r.warnings)

@@ -4,13 +4,15 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 
 #include "core/time.h"
 #include "workload/result.h"
 
 namespace orrery {
 
-void write_text_summary(std::ostream& out, const Result& result);
+// `details` (e.g. the per-operator table) is printed after the figures, before the warnings.
+void write_text_summary(std::ostream& out, const Result& result, std::string_view details = {});
 
 // "14.772 s", "290.1 ms", "15.0 us", "0 s": four significant digits in the largest unit below
 // the value.

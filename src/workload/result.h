@@ -16,6 +16,7 @@
 #include "core/diagnostics.h"
 #include "core/time.h"
 #include "workload/communication.h"
+#include "workload/model_summary.h"
 #include "workload/parallelism.h"
 
 namespace orrery {
@@ -108,6 +109,7 @@ struct Result {
   std::string schedule;  // pipeline schedule simulated, e.g. "1f1b"; empty if none
   std::string workload;  // workload name
   std::string cluster;   // cluster name
+  std::string device;    // device model that priced the workload's compute demands; empty if none
   Parallelism parallelism;
 
   Time iteration_time;
@@ -116,6 +118,7 @@ struct Result {
   std::vector<StageTiming> stages;  // every simulated stage, in order
   std::vector<LayerTiming> layers;  // per-record costs, in file order
   std::optional<PeerFigures> peer;
+  std::optional<ModelSummary> model;        // the workload's, for model-level formats
   std::optional<DataflowFigures> dataflow;  // dataflow-system figures (DFModel problems)
   std::vector<Warning> warnings;
   int64_t simulated_tasks = 0;           // size of the event simulation (0 for closed forms)

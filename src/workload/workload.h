@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/bandwidth.h"
+#include "workload/model_summary.h"
 #include "workload/parallelism.h"
 #include "workload/program.h"
 
@@ -26,11 +27,15 @@ struct Workload {
   std::string policy;  // training loop named by the file, e.g. "HYBRID_TRANSFORMER_FWD_IN_BCKWD"
 
   Parallelism parallelism;
+  // False when the file does not say how many GPUs run the job (operator-level formats); the
+  // caller then chooses the data-parallel degree (--dp, --gpus or the cluster).
+  bool world_size_from_file = true;
   // Bytes sent between adjacent pipeline stages per micro-batch (each direction), if the file
   // says (AICB "pp_comm").
   std::optional<Bytes> stage_boundary_bytes;
   Recompute recompute;
   Program program;
+  std::optional<ModelSummary> model;  // from model-level formats
 };
 
 }  // namespace orrery

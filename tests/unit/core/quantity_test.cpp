@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/dtype.h"
 #include "core/text.h"
 
 namespace orrery {
@@ -45,6 +46,32 @@ TEST(ParseSize, UnitsAndWholeBytes) {
   EXPECT_THROW(parse_size("lots"), std::invalid_argument);
 }
 
+TEST(ParseFlopRate, PrefixesAndSpellings) {
+  EXPECT_DOUBLE_EQ(parse_flop_rate("989.4 TFLOP/s").in_flop_per_second(), 989.4e12);
+  EXPECT_DOUBLE_EQ(parse_flop_rate("312 TFLOPS").in_flop_per_second(), 312e12);
+  EXPECT_DOUBLE_EQ(parse_flop_rate("624 TOPS").in_flop_per_second(), 624e12);
+  EXPECT_DOUBLE_EQ(parse_flop_rate("311869.4326171875 GFLOP/s").in_flop_per_second(),
+                   311869.4326171875e9);
+  EXPECT_THROW(parse_flop_rate("312"), std::invalid_argument);
+  EXPECT_THROW(parse_flop_rate("0 TFLOP/s"), std::invalid_argument);
+  EXPECT_THROW(parse_flop_rate("3 TB/s"), std::invalid_argument);
+  // 1 TFLOP at 1 TFLOP/s takes one second.
+  EXPECT_EQ(FlopRate::tflop_per_second(1).time_for(1e12), Time::from_seconds(1));
+}
+
+TEST(DType, NamesSizesAndPyTorchSpellings) {
+  EXPECT_EQ(parse_dtype("bf16"), DType::BF16);
+  EXPECT_EQ(parse_dtype("bfloat16"), DType::BF16);
+  EXPECT_EQ(parse_dtype("Float16"), DType::FP16);
+  EXPECT_EQ(parse_dtype("float"), DType::FP32);
+  EXPECT_FALSE(parse_dtype("fp12"));
+  EXPECT_EQ(size_in_bytes(DType::FP32), 4);
+  EXPECT_EQ(size_in_bytes(DType::TF32), 4);
+  EXPECT_EQ(size_in_bytes(DType::BF16), 2);
+  EXPECT_EQ(size_in_bytes(DType::FP8), 1);
+  EXPECT_EQ(to_string(DType::TF32), "tf32");
+}
+
 TEST(FormatSize, LargestExactBinaryUnit) {
   EXPECT_EQ(format_size(kGiB), "1 GiB");
   EXPECT_EQ(format_size(96 * kKiB), "96 KiB");
@@ -62,6 +89,12 @@ TEST(Text, StrictIntegersAndSplitting) {
   ASSERT_EQ(tokens.size(), 3u);
   EXPECT_EQ(tokens[1], "bb");
   EXPECT_EQ(trim("  x y \t"), "x y");
+  EXPECT_EQ(split("a\t\tb", '\t'), (std::vector<std::string_view>{"a", "", "b"}));
+  const auto lines = split_lines("one\ntwo\n");
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1].number, 2);
+  EXPECT_EQ(lines[1].text, "two");
+  EXPECT_EQ(lines[2].text, "");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "report/json_report.h"
 #include "report/layer_csv.h"
+#include "report/op_table.h"
 #include "report/text_summary.h"
 
 namespace orrery {
@@ -76,6 +77,98 @@ TEST(JsonReport, HasTheDocumentedKeysInSeconds) {
   EXPECT_DOUBLE_EQ(j["stages"][0]["busy_fraction"].get<double>(), 0.7);
   EXPECT_EQ(j["warnings"][0].get<std::string>(), "w.txt:1: header has no 'vpp:'");
   EXPECT_FALSE(j.contains("simai"));
+  EXPECT_FALSE(j.contains("model"));
+  EXPECT_FALSE(j.contains("device"));
+}
+
+TEST(JsonReport, ModelAndDeviceForModelLevelFormats) {
+  Result r = sample();
+  r.device = "A100-SXM4-80GB";
+  r.model = ModelSummary{242'361'344, 12, 91.2e9};
+  std::ostringstream out;
+  write_json(out, r);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["device"], "A100-SXM4-80GB");
+  EXPECT_EQ(j["model"]["parameters"].get<int64_t>(), 242'361'344);
+  EXPECT_EQ(j["model"]["layers"].get<int64_t>(), 12);
+  EXPECT_DOUBLE_EQ(j["model"]["forward_flop"].get<double>(), 91.2e9);
+  r.model->forward_flop.reset();  // a table of times: FLOPs unknown
+  std::ostringstream again;
+  write_json(again, r);
+  EXPECT_TRUE(nlohmann::json::parse(again.str())["model"]["forward_flop"].is_null());
+
+  std::ostringstream text;
+  write_text_summary(text, r, "  [details]\n");
+  EXPECT_NE(text.str().find("  device     A100-SXM4-80GB\n"), std::string::npos);
+  EXPECT_NE(text.str().find("  model      242.4 M parameters, 12 layers\n"), std::string::npos);
+  // Details come before the warnings.
+  EXPECT_LT(text.str().find("[details]"), text.str().find("warnings ("));
+}
+
+// Two operators: a GEMM of 2 GFLOP (forward 1 ms, input grad 0.5 ms, weight grad 0.5 ms) with a
+// data-parallel all-reduce, and a softmax (forward 0.25 ms, backward 0.25 ms).
+std::pair<Workload, Result> operators() {
+  Workload w;
+  Layer gemm;
+  gemm.name = "fc1:addmm";
+  gemm.op = "addmm";
+  ComputeDemand k;
+  k.kind = KernelClass::Gemm;
+  k.flop = 2e9;
+  k.bytes = 3000;
+  gemm.forward.kernels = {k, k};
+  Layer softmax;
+  softmax.name = "softmax.0";
+  softmax.op = "softmax";
+  w.program.layers = {gemm, softmax};
+  Result r;
+  LayerTiming g;
+  g.forward.compute = Time::from_us(1000);
+  g.input_grad.compute = Time::from_us(500);
+  g.weight_grad.compute = Time::from_us(500);
+  g.weight_grad.comm =
+      CommTiming{{CollectiveKind::AllReduce, CommGroup::Data, 4096}, 8, Time::from_us(7)};
+  LayerTiming s;
+  s.forward.compute = Time::from_us(250);
+  s.input_grad.compute = Time::from_us(250);
+  r.layers = {g, s};
+  return {w, r};
+}
+
+TEST(OpTable, CsvRowPerOperatorWithWorkAndTimes) {
+  const auto [w, r] = operators();
+  EXPECT_TRUE(has_operator_rows(w));
+  std::ostringstream out;
+  write_op_csv(out, w, r);
+  std::istringstream lines(out.str());
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(header,
+            "op,kind,fwd_us,fwd_flop,fwd_bytes,ig_us,ig_flop,ig_bytes,wg_us,wg_flop,wg_bytes,"
+            "comm,comm_group,comm_ranks,comm_bytes,comm_us");
+  EXPECT_EQ(first,
+            "fc1:addmm,addmm,1000.000,4000000000,6000,500.000,,,500.000,,,all-reduce,dp,8,"
+            "4096,7.000");
+  EXPECT_EQ(second, "softmax.0,softmax,250.000,,,250.000,,,0.000,,,,,,,");
+}
+
+TEST(OpTable, KindsSortedByTimeWithShares) {
+  const auto [w, r] = operators();
+  std::ostringstream out;
+  write_op_kind_table(out, w, r);
+  const std::string text = out.str();
+  // addmm: 2 ms of the 2.5 ms of compute (80 %), 4 GFLOP forward; softmax 20 %.
+  const size_t addmm = text.find("addmm"), softmax = text.find("softmax");
+  ASSERT_NE(addmm, std::string::npos);
+  ASSERT_NE(softmax, std::string::npos);
+  EXPECT_LT(addmm, softmax);
+  const std::string addmm_line = text.substr(addmm, text.find('\n', addmm) - addmm);
+  EXPECT_NE(addmm_line.find("1.000 ms"), std::string::npos) << addmm_line;
+  EXPECT_NE(addmm_line.find("4 G"), std::string::npos) << addmm_line;
+  EXPECT_TRUE(addmm_line.ends_with("80.0%")) << addmm_line;
+  EXPECT_FALSE(has_operator_rows(Workload{}));
 }
 
 TEST(LayerCsv, OneRowPerLayerInMicroseconds) {

@@ -1,0 +1,106 @@
+#include "formats/torchviz/graph_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <fstream>
+#include <sstream>
+
+#include "core/diagnostics.h"
+#include "core/quantity.h"
+#include "core/text.h"
+
+namespace orrery {
+namespace {
+
+constexpr std::array<std::string_view, 8> kKeys = {"batch",       "text_tokens", "external_tokens",
+                                                   "heads",       "beams",       "dtype",
+                                                   "bucket_size", "optimizer"};
+
+[[noreturn]] void fail(const std::string& source, const YAML::Node& node,
+                       const std::string& message) {
+  throw InputError({source, node.Mark().line >= 0 ? node.Mark().line + 1 : 0}, message);
+}
+
+std::string scalar(const std::string& source, const YAML::Node& node) {
+  if (!node.IsScalar()) fail(source, node, "expected a single value");
+  return node.as<std::string>();
+}
+
+}  // namespace
+
+GraphConfig parse_graph_config(std::string_view text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw InputError({source, e.mark.line >= 0 ? e.mark.line + 1 : 0},
+                     "expected valid YAML: " + e.msg);
+  }
+  GraphConfig config;
+  config.source = source;
+  if (root.IsNull()) return config;
+  if (!root.IsMap()) throw InputError({source, 1}, "expected a YAML mapping of graph settings");
+  for (const auto& entry : root) {
+    const std::string key = entry.first.as<std::string>();
+    const YAML::Node& value = entry.second;
+    const std::string text_value = scalar(source, value);
+    const auto count = [&]() {
+      const auto v = parse_int64(trim(text_value));
+      if (!v || *v < 1)
+        fail(source, value,
+             "'" + key + "': expected a positive integer, found '" + text_value + "'");
+      return *v;
+    };
+    if (key == "batch") {
+      config.batch = count();
+    } else if (key == "text_tokens") {
+      config.text_tokens = count();
+    } else if (key == "external_tokens") {
+      config.external_tokens = count();
+    } else if (key == "heads") {
+      config.heads = count();
+    } else if (key == "beams") {
+      config.beams = count();
+      if (*config.beams < 2)
+        fail(source, value, "'beams': expected at least 2 (one routed beam and the universal one)");
+    } else if (key == "dtype") {
+      config.dtype = parse_dtype(text_value);
+      if (!config.dtype || (*config.dtype != DType::FP16 && *config.dtype != DType::BF16 &&
+                            *config.dtype != DType::FP32))
+        fail(source, value, "'dtype': expected fp16, bf16 or fp32, found '" + text_value + "'");
+    } else if (key == "bucket_size") {
+      try {
+        config.bucket_size = parse_size(text_value);
+      } catch (const std::invalid_argument& e) {
+        fail(source, value, "'bucket_size': " + std::string(e.what()));
+      }
+      if (*config.bucket_size == 0) fail(source, value, "'bucket_size': expected a positive size");
+    } else if (key == "optimizer") {
+      if (text_value == "adam")
+        config.optimizer = OptimizerKind::Adam;
+      else if (text_value == "sgd")
+        config.optimizer = OptimizerKind::Sgd;
+      else if (text_value == "none")
+        config.optimizer = OptimizerKind::None;
+      else
+        fail(source, value, "'optimizer': expected adam, sgd or none, found '" + text_value + "'");
+    } else {
+      std::string list;
+      for (const auto k : kKeys)
+        list += (list.empty() ? "" : ", ") + std::string(k);
+      fail(source, entry.first, "unknown key '" + key + "'; expected one of: " + list);
+    }
+  }
+  return config;
+}
+
+GraphConfig load_graph_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0}, "cannot open the graph config");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_graph_config(buffer.str(), path);
+}
+
+}  // namespace orrery

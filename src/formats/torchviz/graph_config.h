@@ -1,0 +1,44 @@
+// The side-car YAML of a torchviz graph (--graph-config): what the autograd graph cannot say.
+// Every key is optional; the reader applies a documented default, with a warning, only when the
+// graph needs the value (docs/formats.md):
+//   batch: 4              sequences in the batch        default: the output tensor's first size
+//   text_tokens: 13       tokens from embeddings        default: output tokens - learned tokens
+//   external_tokens: 257  tokens of inputs needing no gradient (frozen encoder features)  257
+//   heads: 12             attention heads               default: hidden size / 64
+//   beams: 2              routing beams of a beam-search mixture of experts             2
+//   dtype: bf16           autocast type of the casts the graph shows                   bf16
+//   bucket_size: 25 MiB   data-parallel gradient bucket (PyTorch DDP's bucket_cap_mb)  25 MiB
+//   optimizer: adam       step after the backward: adam, sgd or none                   adam
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/bandwidth.h"
+#include "core/dtype.h"
+
+namespace orrery {
+
+enum class OptimizerKind : uint8_t { Adam, Sgd, None };
+
+struct GraphConfig {
+  std::string source;  // the file, for warnings
+  std::optional<int64_t> batch;
+  std::optional<int64_t> text_tokens;
+  std::optional<int64_t> external_tokens;
+  std::optional<int64_t> heads;
+  std::optional<int64_t> beams;
+  std::optional<DType> dtype;
+  std::optional<Bytes> bucket_size;
+  std::optional<OptimizerKind> optimizer;
+};
+
+// Throws InputError naming `source` and the line.
+GraphConfig parse_graph_config(std::string_view text, const std::string& source);
+
+// Reads a file; throws InputError when it cannot be read or parsed.
+GraphConfig load_graph_config(const std::string& path);
+
+}  // namespace orrery

@@ -1,0 +1,678 @@
+#include "formats/torchviz/shape_inference.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace orrery {
+
+int64_t TensorShape::numel() const {
+  int64_t n = 1;
+  for (const Dim& d : dims)
+    n *= d.size;
+  return n;
+}
+
+int TensorShape::find(Axis axis) const {
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i].axis == axis) return static_cast<int>(i);
+  return -1;
+}
+
+std::string TensorShape::to_string() const {
+  std::string text = "(";
+  for (size_t i = 0; i < dims.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(dims[i].size);
+  return text + ")";
+}
+
+namespace {
+
+bool is_one_of(const std::string& op, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), op) != names.end();
+}
+
+bool is_reshape(const std::string& op) {
+  return is_one_of(op, {"View", "UnsafeView", "ReshapeAlias", "Reshape", "Flatten"});
+}
+
+// Operators that keep their input's shape (and, except casts, its type).
+bool keeps_shape(const std::string& op) {
+  return is_one_of(op, {"ToCopy", "Clone",      "NativeDropout", "Dropout",  "Gelu",       "Relu",
+                        "Silu",   "Tanh",       "Sigmoid",       "Softmax",  "LogSoftmax", "Exp",
+                        "Log",    "Sqrt",       "Rsqrt",         "Neg",      "Abs",        "Pow",
+                        "Erf",    "Sin",        "Cos",           "Hardtanh", "LeakyRelu",  "Elu",
+                        "Clamp",  "MaskedFill", "Contiguous",    "Alias"});
+}
+
+bool is_binary_elementwise(const std::string& op) {
+  return is_one_of(op, {"Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Where", "Lerp"});
+}
+
+class Inference {
+ public:
+  Inference(const AutogradGraph& graph, const GraphConfig& config, const std::string& path,
+            Diagnostics& diagnostics)
+      : g_(graph), config_(config), path_(path), diagnostics_(diagnostics) {
+    result_.tensors.resize(graph.nodes.size());
+    result_.external_input.assign(graph.nodes.size(), false);
+    result_.from_parameter.assign(graph.nodes.size(), false);
+    for (const GraphNode& n : graph.nodes) {
+      if (n.kind == NodeKind::Output && !output_) output_ = &n;
+      if (n.op == "ToCopy") autocast_ = true;
+      if (n.kind == NodeKind::Parameter) {
+        if (n.shape.size() == 3 && n.shape[0] == 1) learned_tokens_ += n.shape[1];
+        if (const auto e = expert_of(n.name))
+          last_expert_[e->module] = std::max(last_expert_[e->module], e->index);
+      }
+    }
+    mark_parameters();
+    settings_init();
+  }
+
+  InferredShapes run() {
+    for (const NodeId id : g_.forward_order)
+      infer(id);
+    return std::move(result_);
+  }
+
+ private:
+  void warn(const std::string& message) { diagnostics_.warn({path_, 0}, message); }
+
+  // Parameters, and casts and views of nothing but parameters (a weight cast for autocast, its
+  // transpose), are parameters to the rules: the other inputs of an operator are its data.
+  void mark_parameters() {
+    for (const NodeId id : g_.forward_order) {
+      const GraphNode& n = g_.nodes[id];
+      const bool only_parameters =
+          !n.inputs.empty() && std::all_of(n.inputs.begin(), n.inputs.end(),
+                                           [&](NodeId i) { return result_.from_parameter[i]; });
+      result_.from_parameter[id] =
+          n.kind == NodeKind::Parameter || n.kind == NodeKind::AccumulateGrad ||
+          (only_parameters &&
+           (n.op == "ToCopy" || n.op == "T" || n.op == "Transpose" || is_reshape(n.op) ||
+            n.op == "Permute" || n.op == "Unsqueeze" || n.op == "Clone"));
+    }
+  }
+
+  void settings_init() {
+    GraphSettings& s = result_.settings;
+    const bool output_has_batch = output_ && !output_->shape.empty();
+    if (config_.batch)
+      s.batch = *config_.batch;
+    else if (output_has_batch)
+      s.batch = output_->shape[0];
+    else
+      defaults_.insert("batch");
+    if (config_.external_tokens) s.external_tokens = *config_.external_tokens;
+    if (config_.beams) s.beams = *config_.beams;
+    if (config_.dtype) s.autocast = *config_.dtype;
+    if (config_.text_tokens)
+      s.text_tokens = *config_.text_tokens;
+    else if (output_ && output_->shape.size() >= 2 && output_->shape[1] > learned_tokens_)
+      s.text_tokens = output_->shape[1] - learned_tokens_;
+    else
+      defaults_.insert("text_tokens");
+    if (autocast_ && !config_.dtype)
+      warn("the graph casts tensors (autocast) but not to which type; assuming " +
+           std::string(to_string(s.autocast)) + " (graph config 'dtype')");
+  }
+
+  // Values with a default: warn the first time the graph needs the default.
+  int64_t batch() {
+    if (defaults_.erase("batch"))
+      warn("no output tensor gives the batch; assuming 1 (graph config 'batch')");
+    return result_.settings.batch;
+  }
+  int64_t text_tokens() {
+    if (defaults_.erase("text_tokens"))
+      warn(
+          "the output does not give the text length; assuming 1 token (graph config "
+          "'text_tokens')");
+    return result_.settings.text_tokens;
+  }
+  int64_t external_tokens() {
+    if (!config_.external_tokens && !warned_external_) {
+      warned_external_ = true;
+      warn(
+          "an input that needs no gradient (frozen encoder features) has no size in the graph; "
+          "assuming " +
+          std::to_string(result_.settings.external_tokens) +
+          " tokens, as from a 224-pixel ViT-g/14 (graph config 'external_tokens')");
+    }
+    return result_.settings.external_tokens;
+  }
+  int64_t beams() {
+    if (!config_.beams && !warned_beams_) {
+      warned_beams_ = true;
+      warn("the routing beams of the mixture of experts are not in the graph; assuming " +
+           std::to_string(result_.settings.beams) + " (graph config 'beams')");
+    }
+    return result_.settings.beams;
+  }
+  int64_t heads(int64_t features) {
+    if (config_.heads && features % *config_.heads == 0) return *config_.heads;
+    const int64_t fallback = std::max<int64_t>(1, features / 64);
+    if (!warned_heads_) {
+      warned_heads_ = true;
+      warn(config_.heads
+               ? "graph config 'heads' " + std::to_string(*config_.heads) +
+                     " does not divide the " + std::to_string(features) + " features; assuming " +
+                     std::to_string(fallback) + " heads"
+               : "attention heads are not in the graph; assuming " + std::to_string(features) +
+                     " / 64 = " + std::to_string(fallback) + " heads (graph config 'heads')");
+    }
+    return fallback;
+  }
+  void unknown(const std::string& op) {
+    if (warned_ops_.insert(op).second)
+      warn("no shape rule for autograd function '" + op +
+           "Backward'; its output is taken to have its first input's shape and it is costed as "
+           "an element-wise kernel");
+  }
+
+  const GraphNode& node(NodeId id) const { return g_.nodes[id]; }
+  TensorShape& shape(NodeId id) { return result_.tensors[id]; }
+  // The op of the first consumer, or "".
+  std::string first_consumer_op(NodeId id) const {
+    const auto& c = node(id).consumers;
+    return c.empty() ? "" : node(c.front()).op;
+  }
+  bool has_consumer(NodeId id, const char* op) const {
+    for (const NodeId c : node(id).consumers)
+      if (node(c).op == op) return true;
+    return false;
+  }
+  int count_consumers(NodeId id, const char* op) const {
+    int n = 0;
+    for (const NodeId c : node(id).consumers)
+      n += node(c).op == op ? 1 : 0;
+    return n;
+  }
+
+  // Inputs that are activations (not parameters seen through casts and views).
+  std::vector<NodeId> data_inputs(NodeId id) const {
+    std::vector<NodeId> result;
+    for (const NodeId i : node(id).inputs)
+      if (!result_.from_parameter[i]) result.push_back(i);
+    return result;
+  }
+
+  void infer(NodeId id);
+  void infer_op(NodeId id);
+  TensorShape linear(NodeId id);
+  TensorShape bmm(NodeId id);
+  TensorShape broadcast(const std::vector<NodeId>& inputs);
+  TensorShape reshape(NodeId id, TensorShape in);
+  TensorShape permute(TensorShape in);
+  TensorShape expand(NodeId id, TensorShape in);
+  TensorShape unsqueeze(NodeId id, TensorShape in);
+  TensorShape slice(NodeId id, NodeId input, TensorShape in);
+  TensorShape index(NodeId id, NodeId input, TensorShape in);
+  TensorShape cat(NodeId id);
+  TensorShape external(int64_t features) {
+    TensorShape t;
+    t.dims = {{Axis::Batch, batch()}, {Axis::Token, external_tokens()}, {Axis::Feature, features}};
+    return t;
+  }
+  bool replica_is_indexed(NodeId expand_node) const;
+  std::optional<bool> feeds_universal_expert(NodeId id) const;
+  Rows rows_for(int64_t total, size_t parts) const;
+
+  const AutogradGraph& g_;
+  const GraphConfig& config_;
+  std::string path_;
+  Diagnostics& diagnostics_;
+  InferredShapes result_;
+  const GraphNode* output_ = nullptr;
+  bool autocast_ = false;
+  int64_t learned_tokens_ = 0;
+  std::map<std::string, int64_t> last_expert_;  // expert module -> its highest expert index
+  std::set<std::string> defaults_;              // settings still at an unreported default
+  std::set<std::string> warned_ops_;
+  bool warned_external_ = false, warned_beams_ = false, warned_heads_ = false;
+};
+
+void Inference::infer(NodeId id) {
+  const GraphNode& n = node(id);
+  TensorShape& t = shape(id);
+  switch (n.kind) {
+    case NodeKind::Parameter: {
+      for (const int64_t size : n.shape)
+        t.dims.push_back({Axis::Other, size});
+      if (n.shape.size() == 3) {
+        t.dims[0].axis = Axis::Batch;  // learned tokens, e.g. a Q-Former's query tokens
+        t.dims[1].axis = Axis::Token;
+      }
+      if (!t.dims.empty()) t.dims.back().axis = Axis::Feature;
+      return;
+    }
+    case NodeKind::AccumulateGrad:
+      if (!n.inputs.empty()) t = shape(n.inputs.front());
+      return;
+    case NodeKind::Output: {
+      if (n.inputs.empty()) return;
+      t = shape(n.inputs.front());
+      std::vector<int64_t> sizes;
+      for (const Dim& d : t.dims)
+        sizes.push_back(d.size);
+      if (sizes != n.shape) {
+        TensorShape declared;
+        for (const int64_t size : n.shape)
+          declared.dims.push_back({Axis::Other, size});
+        warn("the inferred output shape " + t.to_string() + " differs from the graph's " +
+             declared.to_string() + "; a setting in the graph config is probably off");
+      }
+      return;
+    }
+    case NodeKind::Op:
+      infer_op(id);
+      return;
+  }
+}
+
+void Inference::infer_op(NodeId id) {
+  const GraphNode& n = node(id);
+  const std::string& op = n.op;
+  const std::vector<NodeId> data = data_inputs(id);
+  const NodeId first = n.inputs.empty() ? id : n.inputs.front();
+  TensorShape in = n.inputs.empty() ? TensorShape{} : shape(first);
+  TensorShape out;
+
+  if (op == "Addmm" || op == "Mm" || op == "Linear") {
+    out = linear(id);
+  } else if (op == "Bmm") {
+    out = bmm(id);
+  } else if (op == "NativeLayerNorm" || op == "LayerNorm") {
+    if (data.empty()) {
+      // The data input needs no gradient: features are the size of the weight.
+      result_.external_input[id] = true;
+      out = external(in.dims.empty() ? 1 : in.dims.back().size);
+    } else {
+      out = shape(data.front());
+    }
+    out.dtype = autocast_ ? DType::FP32 : out.dtype;
+  } else if (op == "Embedding") {
+    out.dims = {{Axis::Batch, batch()},
+                {Axis::Token, text_tokens()},
+                {Axis::Feature, in.dims.empty() ? 1 : in.dims.back().size}};
+  } else if (keeps_shape(op)) {
+    out = in;
+    if (op == "ToCopy")
+      out.dtype = in.dtype == DType::FP32 ? result_.settings.autocast : DType::FP32;
+    if ((op == "Softmax" || op == "LogSoftmax") && autocast_) out.dtype = DType::FP32;
+  } else if (is_binary_elementwise(op)) {
+    out = n.inputs.size() >= 2 ? broadcast(n.inputs) : in;
+  } else if (op == "T") {
+    out = in;
+    std::reverse(out.dims.begin(), out.dims.end());
+  } else if (op == "Transpose") {
+    out = in;
+    if (out.dims.size() >= 2)
+      std::swap(out.dims[out.dims.size() - 1], out.dims[out.dims.size() - 2]);
+  } else if (op == "Permute") {
+    out = permute(in);
+  } else if (is_reshape(op)) {
+    out = reshape(id, in);
+  } else if (op == "Expand") {
+    out = expand(id, in);
+  } else if (op == "Unsqueeze") {
+    out = unsqueeze(id, in);
+  } else if (op == "Squeeze") {
+    out = in;
+    std::erase_if(out.dims, [](const Dim& d) { return d.size == 1; });
+  } else if (op == "Select") {
+    out = in;
+    const int b = in.find(Axis::Batch);
+    if (!out.dims.empty()) out.dims.erase(out.dims.begin() + (b >= 0 ? b : 0));
+  } else if (op == "Slice") {
+    out = slice(id, first, in);
+  } else if (op == "Index") {
+    out = index(id, first, in);
+  } else if (op == "Cat") {
+    out = cat(id);
+  } else if (op == "Stack") {
+    out = in;
+    out.dims.insert(out.dims.begin(), Dim{Axis::Stack, static_cast<int64_t>(n.inputs.size())});
+  } else if (op == "Split" || op == "SplitWithSizes" || op == "Chunk") {
+    // Each consumer takes one equal part of the features.
+    out = in;
+    const auto parts = std::max<int64_t>(1, static_cast<int64_t>(n.consumers.size()));
+    if (!out.dims.empty()) out.dims.back().size /= parts;
+  } else if (op == "Unbind") {
+    out = in;
+    if (!out.dims.empty()) out.dims.erase(out.dims.begin());
+  } else if (op == "Mean" || op == "Sum") {
+    out = in;
+    if (n.label.ends_with("Backward0")) {
+      out.dims.clear();  // over every element
+    } else {
+      int axis = op == "Sum" ? in.find(Axis::Stack) : -1;
+      if (axis < 0) axis = in.find(Axis::Token);
+      if (axis < 0) axis = static_cast<int>(in.dims.size()) - 1;
+      if (axis >= 0) out.dims.erase(out.dims.begin() + axis);
+    }
+  } else {
+    unknown(op);
+    out = data.empty() ? in : shape(data.front());
+  }
+  shape(id) = std::move(out);
+}
+
+TensorShape Inference::linear(NodeId id) {
+  const LinearOperands operands = linear_operands(g_, result_, id);
+  const TensorShape w = operands.weight ? shape(*operands.weight) : TensorShape{};
+  const int64_t k = w.dims.size() == 2 ? w.dims[0].size : 1;
+  const int64_t n_out = w.dims.size() == 2 ? w.dims[1].size : 1;
+  TensorShape out;
+  if (!operands.data) {
+    result_.external_input[id] = true;
+    out = external(k);
+  } else {
+    out = shape(*operands.data);
+  }
+  if (out.dims.empty() || out.dims.back().size != k) {
+    // Flatten to rows of k features (a reshape the graph does not show).
+    const int64_t rows = std::max<int64_t>(1, out.numel() / std::max<int64_t>(1, k));
+    out.dims = {{Axis::Other, rows}, {Axis::Feature, k}};
+  }
+  out.dims.back() = {Axis::Feature, n_out};
+  return out;
+}
+
+TensorShape Inference::bmm(NodeId id) {
+  const GraphNode& n = node(id);
+  if (n.inputs.size() < 2) {
+    if (warned_ops_.insert("Bmm").second)
+      warn(
+          "a batched matmul has an operand that needs no gradient, whose shape the graph does "
+          "not give; it is taken to produce its other operand's shape");
+    return n.inputs.empty() ? TensorShape{} : shape(n.inputs.front());
+  }
+  const TensorShape& a = shape(n.inputs[0]);
+  const TensorShape& b = shape(n.inputs[1]);
+  TensorShape out = a;
+  if (!out.dims.empty() && !b.dims.empty()) out.dims.back() = b.dims.back();
+  return out;
+}
+
+TensorShape Inference::broadcast(const std::vector<NodeId>& inputs) {
+  TensorShape out = shape(inputs.front());
+  for (size_t k = 1; k < inputs.size(); ++k) {
+    const TensorShape& other = shape(inputs[k]);
+    if (other.numel() > out.numel()) out.rows = other.rows;
+    if (out.segments.empty()) out.segments = other.segments;
+    if (other.dtype == DType::FP32) out.dtype = DType::FP32;
+    std::vector<Dim> dims(std::max(out.dims.size(), other.dims.size()));
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const auto pick = [&](const TensorShape& t) -> std::optional<Dim> {
+        if (i >= t.dims.size()) return std::nullopt;
+        return t.dims[t.dims.size() - 1 - i];
+      };
+      const auto x = pick(out), y = pick(other);
+      const Dim d = !x                                                     ? *y
+                    : !y                                                   ? *x
+                    : (x->size >= y->size && x->size != 1) || y->size == 1 ? *x
+                                                                           : *y;
+      dims[dims.size() - 1 - i] = d;
+    }
+    out.dims = std::move(dims);
+  }
+  return out;
+}
+
+TensorShape Inference::reshape(NodeId id, TensorShape in) {
+  // (a) merge a replica axis into the batch: copies become rows.
+  if (const int r = in.find(Axis::Replica); r >= 0) {
+    const int64_t copies = in.dims[r].size;
+    in.dims.erase(in.dims.begin() + r);
+    if (const int b = in.find(Axis::Batch); b >= 0) {
+      in.dims[b].size *= copies;
+    } else {
+      in.dims.insert(in.dims.begin(), Dim{Axis::Batch, copies});
+    }
+    if (in.rows == Rows::Samples) in.rows = copies == beams() ? Rows::Beams : Rows::Routed;
+    return in;
+  }
+  // (b) merge heads back into features: [.., token, head, head_dim] -> [.., token, features].
+  const int h = in.find(Axis::Head);
+  if (h >= 1 && h + 1 < static_cast<int>(in.dims.size()) && in.dims[h + 1].axis == Axis::HeadDim &&
+      in.dims[h - 1].axis == Axis::Token) {
+    in.dims[h] = {Axis::Feature, in.dims[h].size * in.dims[h + 1].size};
+    in.dims.erase(in.dims.begin() + h + 1);
+    return in;
+  }
+  // (c) a view before a permute splits the features into heads.
+  const std::string next = first_consumer_op(id);
+  if ((next == "Permute" || next == "Transpose") && h < 0 && !in.dims.empty() &&
+      in.dims.back().axis == Axis::Feature) {
+    const int64_t features = in.dims.back().size;
+    const int64_t heads_count = heads(features);
+    in.dims.back() = {Axis::Head, heads_count};
+    in.dims.push_back({Axis::HeadDim, features / heads_count});
+  }
+  return in;  // (d) otherwise the view keeps the logical shape
+}
+
+TensorShape Inference::permute(TensorShape in) {
+  const int h = in.find(Axis::Head);
+  const auto swap = [&](int a, int b) { std::swap(in.dims[a], in.dims[b]); };
+  if (h >= 2 && in.dims[h - 1].axis == Axis::Token) {
+    swap(h - 1, h);  // [b, t, h, d] -> [b, h, t, d]
+  } else if (h >= 1 && h + 1 < static_cast<int>(in.dims.size()) &&
+             in.dims[h + 1].axis == Axis::Token) {
+    swap(h, h + 1);  // [b, h, t, d] -> [b, t, h, d]
+  } else if (in.find(Axis::Stack) == 0 && in.dims.size() >= 2) {
+    swap(0, 1);  // stacked outputs: [stack, batch, ...] -> [batch, stack, ...]
+  }
+  return in;
+}
+
+bool Inference::replica_is_indexed(NodeId expand_node) const {
+  NodeId at = expand_node;
+  for (int step = 0; step < 6; ++step) {
+    const auto& c = node(at).consumers;
+    if (c.size() != 1) return false;
+    at = c.front();
+    const std::string& op = node(at).op;
+    if (op == "Index") return true;
+    if (op != "Clone" && !is_reshape(op) && op != "Permute" && op != "Transpose") return false;
+  }
+  return false;
+}
+
+TensorShape Inference::expand(NodeId id, TensorShape in) {
+  if (const int r = in.find(Axis::Replica); r >= 0 && in.dims[r].size == 1) {
+    // Replicated per beam; the candidates that a beam index picks from only per routed beam.
+    in.dims[r].size = replica_is_indexed(id) ? beams() - 1 : beams();
+    return in;
+  }
+  if (const int b = in.find(Axis::Batch); b >= 0 && in.dims[b].size == 1) in.dims[b].size = batch();
+  return in;
+}
+
+TensorShape Inference::unsqueeze(NodeId id, TensorShape in) {
+  const std::string next = first_consumer_op(id);
+  const int b = in.find(Axis::Batch);
+  if (next == "Expand") {
+    in.dims.insert(in.dims.begin() + (b >= 0 ? b + 1 : 0), Dim{Axis::Replica, 1});
+  } else if (next == "Cat" || next == "Stack") {
+    if (b >= 0) {
+      in.dims.insert(in.dims.begin(), Dim{Axis::Stack, 1});
+    } else {
+      in.dims.insert(in.dims.begin(), Dim{Axis::Batch, 1});  // a selected row, one of a sample's
+      in.rows = Rows::Part;
+    }
+  } else {
+    in.dims.push_back({Axis::Unit, 1});
+  }
+  return in;
+}
+
+TensorShape Inference::slice(NodeId id, NodeId input, TensorShape in) {
+  // The slices of one tensor, in file order.
+  std::vector<NodeId> siblings;
+  for (const NodeId c : node(input).consumers)
+    if (node(c).op == "Slice") siblings.push_back(c);
+  std::sort(siblings.begin(), siblings.end());
+  const int t = in.find(Axis::Token);
+  int64_t joined = 0;
+  for (const int64_t part : in.segments)
+    joined += part;
+  if (in.segments.size() >= 2 && t >= 0 && joined == in.dims[t].size) {
+    // Concatenated tokens: each slice takes back its part, in the concatenation's order.
+    const size_t k =
+        static_cast<size_t>(std::find(siblings.begin(), siblings.end(), id) - siblings.begin());
+    in.dims[t].size = in.segments[std::min(k, in.segments.size() - 1)];
+    in.segments.clear();
+    return in;
+  }
+  const int b = in.find(Axis::Batch);
+  const auto parts = static_cast<int64_t>(siblings.size());
+  if (parts >= 2 && b >= 0 && in.dims[b].size % parts == 0) {
+    in.dims[b].size /= parts;  // sibling slices tile the rows: one sample's each
+    in.rows = Rows::Part;
+  }
+  return in;
+}
+
+std::optional<bool> Inference::feeds_universal_expert(NodeId id) const {
+  // Follow casts and views to a linear layer that takes this tensor as its data operand.
+  std::vector<NodeId> frontier = {id};
+  for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
+    std::vector<NodeId> next;
+    for (const NodeId at : frontier) {
+      for (const NodeId c : node(at).consumers) {
+        const std::string& op = node(c).op;
+        if (op == "Addmm" || op == "Mm") {
+          const LinearOperands operands = linear_operands(g_, result_, c);
+          const auto p = operands.weight_is_parameter ? parameter_of(g_, result_, *operands.weight)
+                                                      : std::nullopt;
+          if (const auto e = p ? expert_of(node(*p).name) : std::nullopt)
+            return e->index == last_expert_.at(e->module);
+        } else if (op == "ToCopy" || is_reshape(op) || op == "Clone") {
+          next.push_back(c);
+        }
+      }
+    }
+    frontier = std::move(next);
+  }
+  return std::nullopt;
+}
+
+TensorShape Inference::index(NodeId id, NodeId input, TensorShape in) {
+  const int b = std::max(0, in.find(Axis::Batch));
+  if (in.dims.empty() || (in.rows != Rows::Beams && in.rows != Rows::Routed)) return in;
+  const bool indexed_again = has_consumer(id, "Index");
+  Rows rows = in.rows;
+  if (in.rows == Rows::Beams) {
+    // Every beam of every sample: the routed beams go to the routed experts (and a best one is
+    // picked from them later), the universal beam to the universal expert or to the final sum.
+    if (const auto universal = feeds_universal_expert(id))
+      rows = *universal ? Rows::Samples : Rows::Routed;
+    else if (indexed_again)
+      rows = Rows::Routed;
+    else if (count_consumers(input, "Index") >= 2)
+      rows = Rows::Samples;
+  } else if (node(input).op == "Index" && !indexed_again) {
+    rows = Rows::Samples;  // the best routed beam of each sample
+  }
+  const int64_t samples = result_.settings.batch;
+  in.dims[b].size = rows == Rows::Samples  ? samples
+                    : rows == Rows::Routed ? samples * (beams() - 1)
+                                           : samples * beams();
+  in.rows = rows;
+  return in;
+}
+
+Rows Inference::rows_for(int64_t total, size_t parts) const {
+  const int64_t samples = result_.settings.batch;
+  const int64_t beams = result_.settings.beams;
+  if (static_cast<int64_t>(parts) != samples) return Rows::Part;
+  if (total == samples * beams) return Rows::Beams;
+  if (total == samples * (beams - 1)) return Rows::Routed;
+  return total == samples ? Rows::Samples : Rows::Part;
+}
+
+TensorShape Inference::cat(NodeId id) {
+  const GraphNode& n = node(id);
+  if (n.inputs.empty()) return {};
+  std::vector<const TensorShape*> parts;
+  for (const NodeId i : n.inputs)
+    parts.push_back(&shape(i));
+  TensorShape out = *parts.front();
+  const size_t rank = out.dims.size();
+  if (rank == 0) return out;
+  int axis = -1;
+  for (size_t i = 0; i < rank && axis < 0; ++i)
+    for (const TensorShape* p : parts)
+      if (p->dims.size() == rank && p->dims[i].size != out.dims[i].size) axis = static_cast<int>(i);
+  const bool all_parts = std::all_of(parts.begin(), parts.end(),
+                                     [](const TensorShape* p) { return p->rows == Rows::Part; });
+  if (axis < 0) {
+    // Equal shapes: along the first size-1 axis (stacking); rows of one sample's parts join
+    // along the batch; otherwise along the tokens.
+    for (size_t i = 0; i < rank && axis < 0; ++i)
+      if (out.dims[i].size == 1) axis = static_cast<int>(i);
+    if (axis < 0 && !all_parts) axis = out.find(Axis::Token);
+    if (axis < 0) axis = std::max(0, out.find(Axis::Batch));
+  }
+  int64_t total = 0;
+  std::vector<int64_t> segments;
+  for (const TensorShape* p : parts) {
+    const int64_t size = p->dims.size() == rank ? p->dims[axis].size : 0;
+    total += size;
+    if (!p->segments.empty())
+      segments.insert(segments.end(), p->segments.begin(), p->segments.end());
+    else
+      segments.push_back(size);
+  }
+  out.dims[axis].size = total;
+  if (out.dims[axis].axis == Axis::Unit) out.dims[axis].axis = Axis::Other;
+  if (out.dims[axis].axis == Axis::Token) out.segments = segments;
+  if (out.dims[axis].axis == Axis::Batch && all_parts) out.rows = rows_for(total, parts.size());
+  return out;
+}
+
+}  // namespace
+
+LinearOperands linear_operands(const AutogradGraph& graph, const InferredShapes& shapes,
+                               NodeId op) {
+  LinearOperands result;
+  std::vector<NodeId> data;
+  for (const NodeId i : graph.nodes[op].inputs) {
+    const auto p = parameter_of(graph, shapes, i);
+    const size_t rank = p ? graph.nodes[*p].shape.size() : 0;
+    if (!shapes.from_parameter[i])
+      data.push_back(i);
+    else if (rank == 2 && !result.weight)
+      result.weight = i;
+    else if (rank == 1)
+      result.bias = i;
+  }
+  result.weight_is_parameter = result.weight.has_value();
+  if (!result.weight && data.size() == 2) {  // a product of two activations
+    result.weight = data.back();
+    data.pop_back();
+  }
+  if (!data.empty()) result.data = data.front();
+  return result;
+}
+
+std::optional<NodeId> parameter_of(const AutogradGraph& graph, const InferredShapes& shapes,
+                                   NodeId tensor) {
+  NodeId at = tensor;
+  while (graph.nodes[at].kind != NodeKind::Parameter) {
+    if (!shapes.from_parameter[at] || graph.nodes[at].inputs.empty()) return std::nullopt;
+    at = graph.nodes[at].inputs.front();
+  }
+  return at;
+}
+
+InferredShapes infer_shapes(const AutogradGraph& graph, const GraphConfig& config,
+                            const std::string& path, Diagnostics& diagnostics) {
+  return Inference(graph, config, path, diagnostics).run();
+}
+
+}  // namespace orrery

@@ -1,0 +1,53 @@
+// An accelerator as the compute cost model sees it (units in the types):
+// - peak arithmetic rates per data type on its matrix units (tensor cores, systolic arrays) and on
+//   its vector units (CUDA cores, SIMD lanes), dense, in FLOP/s;
+// - device memory bandwidth (B/s) and capacity, on-chip cache, compute units (SMs);
+// - calibrated efficiencies that turn peaks into achieved rates, the fixed cost of a kernel, and
+//   the GEMM tile shapes whose waves over the compute units quantize GEMM time.
+// Read from YAML (schema in docs/devices.md) or taken from a preset (data/presets/devices/).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/bandwidth.h"
+#include "core/dtype.h"
+#include "core/flop_rate.h"
+#include "core/time.h"
+
+namespace orrery {
+
+// Output tile of one GEMM thread block: m rows by n columns.
+struct GemmTile {
+  int64_t m = 128;
+  int64_t n = 128;
+};
+
+struct Device {
+  std::string name;
+  std::vector<std::string> aliases;  // other names it answers to, e.g. "H100-SXM"
+  std::string description;
+  std::string source;  // "preset" or the file it was read from
+
+  int64_t compute_units = 1;         // streaming multiprocessors / cores
+  std::map<DType, FlopRate> matrix;  // dense peak on the matrix units, per operand type
+  std::map<DType, FlopRate> vector;  // peak on the vector units, per data type
+  Bandwidth memory_bandwidth;        // device memory (HBM/DRAM)
+  Bytes memory_capacity = 0;         // device memory size
+  Bytes cache = 0;                   // last-level on-chip cache or SRAM
+
+  // Calibrated (see the preset files for the measurements each comes from).
+  double matrix_efficiency = 1;  // fraction of matrix peak the best GEMM tile sustains
+  double vector_efficiency = 1;  // fraction of vector peak element-wise kernels sustain
+  double memory_efficiency = 1;  // fraction of memory bandwidth streaming kernels sustain
+  Time kernel_overhead;          // fixed cost of every kernel (launch, ramp-up, tail)
+
+  // GEMM tiling; no tiles: an ideal roofline without wave quantization.
+  std::vector<GemmTile> gemm_tiles;
+  double tile_reuse = 16;       // c: tile efficiency grows as intensity / (intensity + c)
+  int64_t tile_k_overhead = 0;  // k0: a tile's prologue and epilogue, in equivalent k steps
+};
+
+}  // namespace orrery

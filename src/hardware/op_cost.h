@@ -1,0 +1,26 @@
+// Time of one kernel on a device, from its compute demand (docs/compute-model.md):
+//
+//   t = t0 + max(t_compute, t_memory)          t0: the device's fixed cost per kernel
+//   t_memory  = bytes / (B_mem * e_mem)
+//   GEMM:  t_compute = min over the device's tiles (tm x tn) of
+//            waves * 2 tm tn (k + k0) / (F_matrix[dtype] / units * e_matrix * u(tm, tn))
+//          waves = ceil(batch * ceil(m / tm) * ceil(n / tn) / units)       (wave quantization)
+//          u = [I / (I + c)] / [I_max / (I_max + c)],  I = tm tn / (tm + tn)  (operand reuse of
+//          the tile relative to the device's largest tile; k0 a tile's prologue and epilogue)
+//          With no tiles: t_compute = flop / (F_matrix[dtype] * e_matrix).
+//   other kernels: t_compute = flop / (F_vector[dtype] * e_vector)
+//
+// Small GEMMs fall short of peak through t0, the waves that leave units idle, the smaller tiles
+// that fill more units but reuse operands less, and k0; large ones approach e_matrix.
+#pragma once
+
+#include "core/compute_demand.h"
+#include "core/time.h"
+#include "hardware/device.h"
+
+namespace orrery {
+
+// Throws InputError when the device has no rate for the demand's data type on the unit it needs.
+Time kernel_time(const Device& device, const ComputeDemand& demand);
+
+}  // namespace orrery

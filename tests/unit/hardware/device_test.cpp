@@ -1,0 +1,103 @@
+#include "hardware/device_file.h"
+
+#include <gtest/gtest.h>
+
+#include "core/diagnostics.h"
+
+namespace orrery {
+namespace {
+
+constexpr const char* kMinimal = R"(name: tiny
+compute_units: 4
+matrix:
+  bf16: 400 TFLOP/s
+vector:
+  fp32: 40 TFLOP/s
+memory:
+  bandwidth: 1000 GB/s
+)";
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_device_yaml(yaml, "d.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Device, MinimalFileGetsIdealDefaults) {
+  const Device d = parse_device_yaml(kMinimal, "d.yaml");
+  EXPECT_EQ(d.name, "tiny");
+  EXPECT_EQ(d.compute_units, 4);
+  EXPECT_DOUBLE_EQ(d.matrix.at(DType::BF16).in_flop_per_second(), 400e12);
+  EXPECT_DOUBLE_EQ(d.vector.at(DType::FP32).in_flop_per_second(), 40e12);
+  EXPECT_DOUBLE_EQ(d.memory_bandwidth.in_gb_per_second(), 1000);
+  EXPECT_EQ(d.matrix_efficiency, 1.0);
+  EXPECT_EQ(d.memory_efficiency, 1.0);
+  EXPECT_EQ(d.kernel_overhead, Time::zero());
+  EXPECT_TRUE(d.gemm_tiles.empty());
+}
+
+TEST(Device, ErrorsNameTheLineAndWhatWasExpected) {
+  EXPECT_EQ(error_of(std::string(kMinimal) + "cache: 40 MiB\nspeed: fast\n"),
+            "d.yaml:10: unknown key 'speed' in the device; expected one of: aliases, cache, "
+            "compute_units, description, efficiency, gemm_tiling, matrix, memory, name, vector");
+  EXPECT_EQ(error_of("name: x\ncompute_units: 4\nmatrix:\n  bf17: 1 TFLOP/s\n"),
+            "d.yaml:4: expected a data type (fp64, fp32, tf32, fp16, bf16, fp8, int8) in matrix, "
+            "found 'bf17'");
+  EXPECT_EQ(error_of("name: x\ncompute_units: 4\nmatrix:\n  bf16: 1 TB/s\n"),
+            "d.yaml:4: expected a positive arithmetic rate such as '989.4 TFLOP/s', found "
+            "'1 TB/s'");
+  EXPECT_NE(error_of(std::string(kMinimal) + "efficiency:\n  matrix: 1.2\n")
+                .find("d.yaml:10: expected a fraction in (0, 1], found '1.2'"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kMinimal) + "gemm_tiling:\n  tiles: [128x]\n")
+                .find("expected a tile such as '128x128'"),
+            std::string::npos);
+  EXPECT_NE(error_of("name: x\n").find("expected 'compute_units' in the device"),
+            std::string::npos);
+}
+
+TEST(DevicePresets, TheIssuesDevicesWithDatasheetPeaks) {
+  const auto names = device_preset_names();
+  for (const char* wanted :
+       {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "DFModel-A100"})
+    EXPECT_NE(std::find(names.begin(), names.end(), wanted), names.end()) << wanted;
+
+  // Aliases and case do not matter; the cluster presets' gpu names resolve.
+  EXPECT_EQ(load_device("a100-40gb").name, "A100-SXM4-40GB");
+  EXPECT_EQ(load_device("H100-SXM").name, "H100-SXM5-80GB");
+  EXPECT_EQ(load_device("h200").name, "H200-SXM-141GB");
+
+  const Device a100 = load_device("A100-SXM4-80GB");
+  EXPECT_DOUBLE_EQ(a100.matrix.at(DType::BF16).in_tflop_per_second(), 312);
+  EXPECT_DOUBLE_EQ(a100.memory_bandwidth.in_gb_per_second(), 2039);
+  EXPECT_EQ(a100.compute_units, 108);
+  EXPECT_DOUBLE_EQ(load_device("A100-40GB").memory_bandwidth.in_gb_per_second(), 1555);
+  const Device h200 = load_device("H200");
+  EXPECT_DOUBLE_EQ(h200.memory_bandwidth.in_gb_per_second(), 4800);
+  EXPECT_DOUBLE_EQ(h200.matrix.at(DType::BF16).in_tflop_per_second(), 989.4);
+
+  // Seed 004's chip: 2 * 16 * 16 * 432 systolic MACs at 1.41 GHz (float32 clock) and 2039 GB/s.
+  const Device chip = load_device("dfmodel-seed004");
+  EXPECT_DOUBLE_EQ(chip.matrix.at(DType::BF16).in_flop_per_second(), 311869.4326171875e9);
+  EXPECT_NEAR(chip.matrix.at(DType::BF16).in_flop_per_second(), 2.0 * 16 * 16 * 432 * 1.41e9,
+              2.0 * 16 * 16 * 432 * 1e9 * 1e-7);
+  EXPECT_DOUBLE_EQ(chip.memory_bandwidth.in_gb_per_second(), 2039);
+  EXPECT_EQ(chip.matrix_efficiency, 0.9);
+}
+
+TEST(DevicePresets, UnknownNameListsThePresets) {
+  try {
+    load_device("TPU-v9");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected a device preset (A100-SXM4-40GB"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace orrery
