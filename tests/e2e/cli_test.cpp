@@ -1,7 +1,9 @@
 // End-to-end tests: run the `orrery` binary as a user would and compare with the reference
 // outputs of SimAI 1.7 (tests/golden/simai/, copied from shared/reference/simai/).
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "cli_run.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,58 +19,16 @@
 namespace {
 
 namespace fs = std::filesystem;
+using orrery::e2e::CliRun;
+using orrery::e2e::orrery;
+using orrery::e2e::read_file;
+using orrery::e2e::TempDir;
 
-const std::string kBinary = ORRERY_BINARY;
 const std::string kSource = ORRERY_SOURCE_DIR;
 const std::string kSeed001 = kSource + "/examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt";
 const std::string kSeed003 = kSource + "/examples/simai/moe_tp8_ep4_pp4_vpp8_128gpus.txt";
 const std::string kSeed000 = kSource + "/examples/torchviz/moe_qformer_b4_s45.dot";
 const std::string kSeed002 = kSource + "/examples/neusight/gpt2_large_block_b16_s1024.txt";
-
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-// Runs `orrery <args>` in `dir` (a fresh temporary directory by default).
-CliRun orrery(const std::string& args) {
-  static int counter = 0;
-  const fs::path err_file =
-      fs::temp_directory_path() /
-      ("orrery_e2e_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  CliRun run;
-  FILE* pipe = ::popen((kBinary + " " + args + " 2>" + err_file.string()).c_str(), "r");
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    run.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_file);
-  run.err.assign(std::istreambuf_iterator<char>(err), {});
-  fs::remove(err_file);
-  return run;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() /
-              ("orrery_e2e_" + std::to_string(::getpid()) + "_" + std::to_string(next_++))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  static inline int next_ = 0;
-  fs::path path_;
-};
 
 std::vector<std::vector<std::string>> csv_cells(const std::string& text) {
   std::vector<std::vector<std::string>> rows;

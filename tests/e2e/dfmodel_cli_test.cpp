@@ -4,7 +4,9 @@
 // Debian's protoc at build time), on variants that leave the mapping free, and through
 // `orrery convert` into the event simulator.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "cli_run.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,8 +20,11 @@
 namespace {
 
 namespace fs = std::filesystem;
+using orrery::e2e::CliRun;
+using orrery::e2e::orrery;
+using orrery::e2e::read_file;
+using orrery::e2e::TempDir;
 
-const std::string kBinary = ORRERY_BINARY;
 const std::string kSource = ORRERY_SOURCE_DIR;
 const std::string kSeed = kSource + "/examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt";
 const std::string kSeedBinary = DFMODEL_SEED_PB;
@@ -32,50 +37,6 @@ constexpr double kCost = 76628480;
 constexpr double kPower = 3189573.5626306534;
 constexpr double kAllConfigII = 378605103.4765335;
 constexpr double kFlop = 3.85072240461978e19;
-
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-CliRun orrery(const std::string& args) {
-  static int counter = 0;
-  const fs::path err_file =
-      fs::temp_directory_path() /
-      ("orrery_dfmodel_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  CliRun run;
-  FILE* pipe = ::popen((kBinary + " " + args + " 2>" + err_file.string()).c_str(), "r");
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    run.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_file);
-  run.err.assign(std::istreambuf_iterator<char>(err), {});
-  fs::remove(err_file);
-  return run;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() /
-              ("orrery_dfmodel_" + std::to_string(::getpid()) + "_" + std::to_string(next_++))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  static inline int next_ = 0;
-  fs::path path_;
-};
 
 // The seed with `from` replaced by `to` (each must occur), written into `dir`.
 std::string variant(const TempDir& dir, const std::string& name,
