@@ -1,104 +1,18 @@
 #include "cluster/cluster.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
 #include "cluster/cluster_presets.h"
 #include "core/diagnostics.h"
 #include "core/quantity.h"
+#include "core/yaml_fields.h"
 
 namespace orrery {
-namespace {
-
-class YamlReader {
- public:
-  explicit YamlReader(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
-    throw InputError({source_, node.Mark().line >= 0 ? node.Mark().line + 1 : 0}, message);
-  }
-
-  // Rejects keys outside `allowed` so typos do not pass silently.
-  void check_keys(const YAML::Node& map, const std::set<std::string>& allowed,
-                  const std::string& where) const {
-    if (!map.IsMap()) fail(map, "expected " + where + " to be a mapping of keys to values");
-    for (const auto& entry : map) {
-      const auto key = entry.first.as<std::string>();
-      if (allowed.count(key)) continue;
-      std::string list;
-      for (const auto& a : allowed)
-        list += (list.empty() ? "" : ", ") + a;
-      fail(entry.first, "unknown key '" + key + "' in " + where + "; expected one of: " + list);
-    }
-  }
-
-  const YAML::Node required(const YAML::Node& map, const std::string& key,
-                            const std::string& where) const {
-    const YAML::Node node = map[key];
-    if (!node) fail(map, "expected '" + key + "' in " + where);
-    return node;
-  }
-
-  std::string text(const YAML::Node& node) const {
-    if (!node.IsScalar()) fail(node, "expected a single value");
-    return node.as<std::string>();
-  }
-
-  int64_t count(const YAML::Node& node, int64_t minimum) const {
-    const std::string value = text(node);
-    try {
-      size_t used = 0;
-      const long long v = std::stoll(value, &used);
-      if (used == value.size() && v >= minimum) return v;
-    } catch (const std::exception&) {
-    }
-    fail(node,
-         "expected an integer of at least " + std::to_string(minimum) + ", found '" + value + "'");
-  }
-
-  template <typename Parse>
-  auto quantity(const YAML::Node& node, Parse parse) const {
-    try {
-      return parse(text(node));
-    } catch (const std::invalid_argument& e) {
-      fail(node, e.what());
-    }
-  }
-
-  double fraction(const YAML::Node& node, double lo, bool lo_open, double hi) const {
-    return quantity(node, [&](const std::string& text) {
-      size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != text.size() || !(lo_open ? v > lo : v >= lo) || !(v <= hi))
-        throw std::invalid_argument("expected a number in " + std::string(lo_open ? "(" : "[") +
-                                    fmt_number(lo) + ", " + fmt_number(hi) + "], found '" + text + "'");
-      return v;
-    });
-  }
-
-  static std::string fmt_number(double v) {
-    std::ostringstream out;
-    out << v;
-    return out.str();
-  }
-
-  const std::string& source() const { return source_; }
-
- private:
-  std::string source_;
-};
-
-}  // namespace
 
 std::vector<std::string> parse_placement(std::string_view text, const std::string& source) {
   std::vector<std::string> axes;
@@ -128,18 +42,18 @@ std::optional<size_t> Cluster::scale_out() const {
 namespace {
 
 // One entry of `network:`; a torus expands into one ring dimension per axis.
-std::vector<Dimension> parse_dimension(const YamlReader& r, const YAML::Node& node, size_t index) {
+std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& node, size_t index) {
   const std::string where = "network entry " + std::to_string(index + 1);
-  r.check_keys(node,
-               {"name", "kind", "size", "shape", "bandwidth", "latency", "efficiency", "nvls",
-                "nvls_efficiency", "rails", "servers_per_leaf", "oversubscription"},
-               where);
-  const std::string kind = r.text(r.required(node, "kind", where));
+  r.only_keys(node,
+              {"name", "kind", "size", "shape", "bandwidth", "latency", "efficiency", "nvls",
+               "nvls_efficiency", "rails", "servers_per_leaf", "oversubscription"},
+              where);
+  const std::string kind = r.scalar(r.required(node, "kind", where));
   Dimension dim;
-  dim.name = node["name"] ? r.text(node["name"]) : kind;
+  dim.name = node["name"] ? r.scalar(node["name"]) : kind;
   dim.link_bandwidth = r.quantity(r.required(node, "bandwidth", where), parse_bandwidth);
   if (node["latency"]) dim.latency = r.quantity(node["latency"], parse_duration);
-  if (node["efficiency"]) dim.efficiency = r.fraction(node["efficiency"], 0, true, 1);
+  if (node["efficiency"]) dim.efficiency = r.number(node["efficiency"], 0, true, 1);
   const auto only = [&](const char* key, const char* kinds) {
     if (node[key]) r.fail(node[key], std::string("'") + key + "' applies only to " + kinds);
   };
@@ -165,50 +79,56 @@ std::vector<Dimension> parse_dimension(const YamlReader& r, const YAML::Node& no
       Dimension ring = dim;
       ring.kind = DimensionKind::Ring;
       ring.name = dim.name + "." + axes[a];
-      ring.size = r.count(shape[a], 1);
+      ring.size = r.integer(shape[a], 1);
       rings.push_back(ring);
     }
     return rings;
   }
-  if (kind == "switch") dim.kind = DimensionKind::Switch;
-  else if (kind == "fat-tree") dim.kind = DimensionKind::FatTree;
-  else if (kind == "ring") dim.kind = DimensionKind::Ring;
-  else if (kind == "mesh") dim.kind = DimensionKind::Mesh;
-  else r.fail(node["kind"], "unknown kind '" + kind + "'; expected switch, fat-tree, ring, torus or mesh");
-  dim.size = r.count(r.required(node, "size", where), 0);
-  if (node["nvls"]) dim.nvls = r.text(node["nvls"]) == "true";
-  if (node["nvls"] && !dim.nvls && r.text(node["nvls"]) != "false") r.fail(node["nvls"], "expected true or false");
-  if (node["nvls_efficiency"]) dim.nvls_efficiency = r.fraction(node["nvls_efficiency"], 0, true, 1);
-  if (node["rails"]) dim.rails = r.count(node["rails"], 1);
-  if (node["servers_per_leaf"]) dim.servers_per_leaf = r.count(node["servers_per_leaf"], 0);
-  if (node["oversubscription"]) dim.oversubscription = r.fraction(node["oversubscription"], 1, false, 1e9);
+  if (kind == "switch")
+    dim.kind = DimensionKind::Switch;
+  else if (kind == "fat-tree")
+    dim.kind = DimensionKind::FatTree;
+  else if (kind == "ring")
+    dim.kind = DimensionKind::Ring;
+  else if (kind == "mesh")
+    dim.kind = DimensionKind::Mesh;
+  else
+    r.fail(node["kind"],
+           "unknown kind '" + kind + "'; expected switch, fat-tree, ring, torus or mesh");
+  dim.size = r.integer(r.required(node, "size", where), 0);
+  if (node["nvls"]) dim.nvls = r.scalar(node["nvls"]) == "true";
+  if (node["nvls"] && !dim.nvls && r.scalar(node["nvls"]) != "false")
+    r.fail(node["nvls"], "expected true or false");
+  if (node["nvls_efficiency"]) dim.nvls_efficiency = r.number(node["nvls_efficiency"], 0, true, 1);
+  if (node["rails"]) dim.rails = r.integer(node["rails"], 1);
+  if (node["servers_per_leaf"]) dim.servers_per_leaf = r.integer(node["servers_per_leaf"], 0);
+  if (node["oversubscription"])
+    dim.oversubscription =
+        r.number(node["oversubscription"], 1, false, std::numeric_limits<double>::infinity());
   return {dim};
 }
 
 }  // namespace
 
 Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
-  YamlReader r(source);
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw InputError({source, e.mark.line >= 0 ? e.mark.line + 1 : 0}, "expected valid YAML: " + e.msg);
-  }
-  if (!root || !root.IsMap()) throw InputError({source, 1}, "expected a YAML mapping describing a cluster");
-  r.check_keys(root, {"name", "description", "gpu", "network", "placement"}, "the cluster");
+  const YamlFields r(source);
+  const YAML::Node root = r.load(text);
+  if (!root || !root.IsMap())
+    throw InputError({source, 1}, "expected a YAML mapping describing a cluster");
+  r.only_keys(root, {"name", "description", "gpu", "network", "placement"}, "the cluster");
   Cluster c;
   c.source = source;
-  c.name = r.text(r.required(root, "name", "the cluster"));
-  if (root["description"]) c.description = r.text(root["description"]);
-  if (root["gpu"]) c.gpu = r.text(root["gpu"]);
+  c.name = r.scalar(r.required(root, "name", "the cluster"));
+  if (root["description"]) c.description = r.scalar(root["description"]);
+  if (root["gpu"]) c.gpu = r.scalar(root["gpu"]);
 
   const YAML::Node network = r.required(root, "network", "the cluster");
   if (!network.IsSequence() || network.size() == 0)
     r.fail(network, "expected 'network' to list the dimensions, innermost first");
   std::vector<Dimension> dims;
   for (size_t i = 0; i < network.size(); ++i)
-    for (Dimension& d : parse_dimension(r, network[i], i)) dims.push_back(std::move(d));
+    for (Dimension& d : parse_dimension(r, network[i], i))
+      dims.push_back(std::move(d));
   try {
     c.network = Topology(std::move(dims));
   } catch (const std::invalid_argument& e) {
@@ -218,7 +138,8 @@ Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
   if (const YAML::Node p = root["placement"]) {
     if (!p.IsSequence()) r.fail(p, "expected placement as a list such as [tp, ep, dp, pp]");
     std::string joined;
-    for (const auto& item : p) joined += (joined.empty() ? "" : ",") + r.text(item);
+    for (const auto& item : p)
+      joined += (joined.empty() ? "" : ",") + r.scalar(item);
     try {
       c.placement = parse_placement(joined, source);
     } catch (const InputError&) {

@@ -1,12 +1,10 @@
 #include "hardware/device_file.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <functional>
+#include <limits>
 #include <set>
 #include <span>
 #include <sstream>
@@ -15,6 +13,7 @@
 #include "core/embedded_file.h"
 #include "core/quantity.h"
 #include "core/text.h"
+#include "core/yaml_fields.h"
 
 namespace orrery {
 
@@ -22,69 +21,16 @@ std::span<const EmbeddedFile> embedded_device_presets();  // generated (cmake/Em
 
 namespace {
 
-// Field access on one YAML document, every failure an InputError at the node's line.
-class Fields {
+// The device file's own field kinds on top of the shared YAML field access.
+class Fields : public YamlFields {
  public:
-  explicit Fields(std::string source) : source_(std::move(source)) {}
+  using YamlFields::YamlFields;
 
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
-    throw InputError({source_, node.Mark().line >= 0 ? node.Mark().line + 1 : 0}, message);
-  }
-
-  void only(const YAML::Node& map, const std::set<std::string>& keys,
-            const std::string& where) const {
-    if (!map.IsMap()) fail(map, "expected " + where + " to be a mapping");
-    for (const auto& entry : map) {
-      if (keys.count(entry.first.as<std::string>())) continue;
-      std::string list;
-      for (const auto& k : keys)
-        list += (list.empty() ? "" : ", ") + k;
-      fail(entry.first, "unknown key '" + entry.first.as<std::string>() + "' in " + where +
-                            "; expected one of: " + list);
-    }
-  }
-
-  YAML::Node need(const YAML::Node& map, const std::string& key, const std::string& where) const {
-    if (!map[key]) fail(map, "expected '" + key + "' in " + where);
-    return map[key];
-  }
-
-  std::string scalar(const YAML::Node& node) const {
-    if (!node.IsScalar()) fail(node, "expected a single value");
-    return node.as<std::string>();
-  }
-
-  // A quantity parsed by `parse` (which throws std::invalid_argument saying what it expected).
-  template <typename T>
-  T quantity(const YAML::Node& node, const std::function<T(std::string_view)>& parse) const {
-    try {
-      return parse(scalar(node));
-    } catch (const std::invalid_argument& e) {
-      fail(node, e.what());
-    }
-  }
-
-  double fraction(const YAML::Node& node) const {
-    const std::string text = scalar(node);
-    const auto v = parse_double(trim(text));
-    if (!v || !(*v > 0 && *v <= 1))
-      fail(node, "expected a fraction in (0, 1], found '" + text + "'");
-    return *v;
-  }
-
+  double fraction(const YAML::Node& node) const { return number(node, 0, true, 1); }
   double non_negative(const YAML::Node& node) const {
-    const std::string text = scalar(node);
-    const auto v = parse_double(trim(text));
-    if (!v || *v < 0) fail(node, "expected a non-negative number, found '" + text + "'");
-    return *v;
+    return number(node, 0, false, std::numeric_limits<double>::infinity());
   }
-
-  int64_t positive(const YAML::Node& node) const {
-    const std::string text = scalar(node);
-    const auto v = parse_int64(trim(text));
-    if (!v || *v < 1) fail(node, "expected a positive integer, found '" + text + "'");
-    return *v;
-  }
+  int64_t positive(const YAML::Node& node) const { return integer(node, 1); }
 
   std::map<DType, FlopRate> rates(const YAML::Node& map, const std::string& where) const {
     if (!map.IsMap() || map.size() == 0)
@@ -95,7 +41,7 @@ class Fields {
       if (!type)
         fail(entry.first, "expected a data type (fp64, fp32, tf32, fp16, bf16, fp8, int8) in " +
                               where + ", found '" + entry.first.as<std::string>() + "'");
-      result[*type] = quantity<FlopRate>(entry.second, parse_flop_rate);
+      result[*type] = quantity(entry.second, parse_flop_rate);
     }
     return result;
   }
@@ -111,7 +57,6 @@ class Fields {
   }
 
  private:
-  std::string source_;
 };
 
 std::string lowercase(std::string_view text) {
@@ -124,23 +69,17 @@ std::string lowercase(std::string_view text) {
 }  // namespace
 
 Device parse_device_yaml(std::string_view text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw InputError({source, e.mark.line >= 0 ? e.mark.line + 1 : 0},
-                     "expected valid YAML: " + e.msg);
-  }
+  const Fields f(source);
+  const YAML::Node root = f.load(text);
   if (!root || !root.IsMap())
     throw InputError({source, 1}, "expected a YAML mapping describing a device");
-  const Fields f(source);
-  f.only(root,
-         {"name", "aliases", "description", "compute_units", "matrix", "vector", "memory", "cache",
-          "efficiency", "gemm_tiling"},
-         "the device");
+  f.only_keys(root,
+              {"name", "aliases", "description", "compute_units", "matrix", "vector", "memory",
+               "cache", "efficiency", "gemm_tiling"},
+              "the device");
   Device d;
   d.source = source;
-  d.name = f.scalar(f.need(root, "name", "the device"));
+  d.name = f.scalar(f.required(root, "name", "the device"));
   if (const YAML::Node aliases = root["aliases"]) {
     if (!aliases.IsSequence())
       f.fail(aliases, "expected aliases as a list such as [H100, H100-SXM]");
@@ -148,28 +87,26 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
       d.aliases.push_back(f.scalar(alias));
   }
   if (root["description"]) d.description = f.scalar(root["description"]);
-  d.compute_units = f.positive(f.need(root, "compute_units", "the device"));
-  d.matrix = f.rates(f.need(root, "matrix", "the device"), "matrix");
-  d.vector = f.rates(f.need(root, "vector", "the device"), "vector");
+  d.compute_units = f.positive(f.required(root, "compute_units", "the device"));
+  d.matrix = f.rates(f.required(root, "matrix", "the device"), "matrix");
+  d.vector = f.rates(f.required(root, "vector", "the device"), "vector");
 
-  const YAML::Node memory = f.need(root, "memory", "the device");
-  f.only(memory, {"bandwidth", "capacity"}, "memory");
-  d.memory_bandwidth =
-      f.quantity<Bandwidth>(f.need(memory, "bandwidth", "memory"), parse_bandwidth);
-  if (memory["capacity"]) d.memory_capacity = f.quantity<Bytes>(memory["capacity"], parse_size);
-  if (root["cache"]) d.cache = f.quantity<Bytes>(root["cache"], parse_size);
+  const YAML::Node memory = f.required(root, "memory", "the device");
+  f.only_keys(memory, {"bandwidth", "capacity"}, "memory");
+  d.memory_bandwidth = f.quantity(f.required(memory, "bandwidth", "memory"), parse_bandwidth);
+  if (memory["capacity"]) d.memory_capacity = f.quantity(memory["capacity"], parse_size);
+  if (root["cache"]) d.cache = f.quantity(root["cache"], parse_size);
 
   if (const YAML::Node e = root["efficiency"]) {
-    f.only(e, {"matrix", "vector", "memory", "kernel_overhead"}, "efficiency");
+    f.only_keys(e, {"matrix", "vector", "memory", "kernel_overhead"}, "efficiency");
     if (e["matrix"]) d.matrix_efficiency = f.fraction(e["matrix"]);
     if (e["vector"]) d.vector_efficiency = f.fraction(e["vector"]);
     if (e["memory"]) d.memory_efficiency = f.fraction(e["memory"]);
-    if (e["kernel_overhead"])
-      d.kernel_overhead = f.quantity<Time>(e["kernel_overhead"], parse_duration);
+    if (e["kernel_overhead"]) d.kernel_overhead = f.quantity(e["kernel_overhead"], parse_duration);
   }
   if (const YAML::Node t = root["gemm_tiling"]) {
-    f.only(t, {"tiles", "reuse", "k_overhead"}, "gemm_tiling");
-    const YAML::Node tiles = f.need(t, "tiles", "gemm_tiling");
+    f.only_keys(t, {"tiles", "reuse", "k_overhead"}, "gemm_tiling");
+    const YAML::Node tiles = f.required(t, "tiles", "gemm_tiling");
     if (!tiles.IsSequence() || tiles.size() == 0)
       f.fail(tiles, "expected tiles as a list such as [128x128, 128x64]");
     for (const auto& tile : tiles)

@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace orrery::e2e {
 
@@ -39,6 +41,22 @@ inline CliRun orrery(const std::string& args) {
   run.err.assign(std::istreambuf_iterator<char>(err), {});
   fs::remove(err_file);
   return run;
+}
+
+// The cells of a comma-separated text, row by row (no quoting: Orrery's CSVs need none).
+inline std::vector<std::vector<std::string>> csv_cells(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    std::string cell;
+    while (std::getline(fields, cell, ','))
+      cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
 }
 
 inline std::string read_file(const fs::path& path) {

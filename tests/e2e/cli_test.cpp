@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using orrery::e2e::CliRun;
+using orrery::e2e::csv_cells;
 using orrery::e2e::orrery;
 using orrery::e2e::read_file;
 using orrery::e2e::TempDir;
@@ -29,21 +30,6 @@ const std::string kSeed001 = kSource + "/examples/simai/gpt_tp8_pp16_ga16_1024gp
 const std::string kSeed003 = kSource + "/examples/simai/moe_tp8_ep4_pp4_vpp8_128gpus.txt";
 const std::string kSeed000 = kSource + "/examples/torchviz/moe_qformer_b4_s45.dot";
 const std::string kSeed002 = kSource + "/examples/neusight/gpt2_large_block_b16_s1024.txt";
-
-std::vector<std::vector<std::string>> csv_cells(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> cells;
-    std::istringstream fields(line);
-    std::string cell;
-    while (std::getline(fields, cell, ','))
-      cells.push_back(cell);
-    rows.push_back(cells);
-  }
-  return rows;
-}
 
 // Compares every cell and names the first that differs, then demands byte equality.
 void expect_same_csv(const std::string& actual, const std::string& golden) {

@@ -21,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using orrery::e2e::CliRun;
+using orrery::e2e::csv_cells;
 using orrery::e2e::orrery;
 using orrery::e2e::read_file;
 using orrery::e2e::TempDir;
@@ -57,24 +58,9 @@ void expect_relative(double actual, double expected, double tolerance, const std
       << what << ": " << actual << " vs " << expected;
 }
 
-std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> cells;
-    std::istringstream fields(line);
-    std::string cell;
-    while (std::getline(fields, cell, ','))
-      cells.push_back(cell);
-    rows.push_back(cells);
-  }
-  return rows;
-}
-
 // Same header, configurations and kernels; times within the table's 6 decimals.
 void expect_golden_table(const std::string& csv) {
-  const auto actual = csv_rows(csv), golden = csv_rows(read_file(kTable));
+  const auto actual = csv_cells(csv), golden = csv_cells(read_file(kTable));
   ASSERT_EQ(actual.size(), golden.size());
   EXPECT_EQ(actual[0], golden[0]);
   for (size_t r = 1; r < golden.size(); ++r) {
@@ -116,7 +102,7 @@ TEST(DfmodelCli, SeedJsonHasDfmodelsFiguresAndEveryConfiguration) {
                   b["p2p"].get<double>(),
               j["iteration_time_s"].get<double>(), 1e-9);
   ASSERT_EQ(j["configs"].size(), 41u);
-  const auto golden = csv_rows(read_file(kTable));
+  const auto golden = csv_cells(read_file(kTable));
   for (size_t i = 0; i < 41; ++i) {
     const auto& c = j["configs"][i];
     EXPECT_EQ(c["config"].get<int>(), std::stoi(golden[i + 1][0]));

@@ -1,7 +1,5 @@
 #include "formats/torchviz/graph_config.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <array>
 #include <fstream>
 #include <sstream>
@@ -9,6 +7,7 @@
 #include "core/diagnostics.h"
 #include "core/quantity.h"
 #include "core/text.h"
+#include "core/yaml_fields.h"
 
 namespace orrery {
 namespace {
@@ -17,26 +16,11 @@ constexpr std::array<std::string_view, 8> kKeys = {"batch",       "text_tokens",
                                                    "heads",       "beams",       "dtype",
                                                    "bucket_size", "optimizer"};
 
-[[noreturn]] void fail(const std::string& source, const YAML::Node& node,
-                       const std::string& message) {
-  throw InputError({source, node.Mark().line >= 0 ? node.Mark().line + 1 : 0}, message);
-}
-
-std::string scalar(const std::string& source, const YAML::Node& node) {
-  if (!node.IsScalar()) fail(source, node, "expected a single value");
-  return node.as<std::string>();
-}
-
 }  // namespace
 
 GraphConfig parse_graph_config(std::string_view text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw InputError({source, e.mark.line >= 0 ? e.mark.line + 1 : 0},
-                     "expected valid YAML: " + e.msg);
-  }
+  const YamlFields fields(source);
+  const YAML::Node root = fields.load(text);
   GraphConfig config;
   config.source = source;
   if (root.IsNull()) return config;
@@ -44,12 +28,12 @@ GraphConfig parse_graph_config(std::string_view text, const std::string& source)
   for (const auto& entry : root) {
     const std::string key = entry.first.as<std::string>();
     const YAML::Node& value = entry.second;
-    const std::string text_value = scalar(source, value);
+    const std::string text_value = fields.scalar(value);
     const auto count = [&]() {
       const auto v = parse_int64(trim(text_value));
       if (!v || *v < 1)
-        fail(source, value,
-             "'" + key + "': expected a positive integer, found '" + text_value + "'");
+        fields.fail(value,
+                    "'" + key + "': expected a positive integer, found '" + text_value + "'");
       return *v;
     };
     if (key == "batch") {
@@ -63,19 +47,19 @@ GraphConfig parse_graph_config(std::string_view text, const std::string& source)
     } else if (key == "beams") {
       config.beams = count();
       if (*config.beams < 2)
-        fail(source, value, "'beams': expected at least 2 (one routed beam and the universal one)");
+        fields.fail(value, "'beams': expected at least 2 (one routed beam and the universal one)");
     } else if (key == "dtype") {
       config.dtype = parse_dtype(text_value);
       if (!config.dtype || (*config.dtype != DType::FP16 && *config.dtype != DType::BF16 &&
                             *config.dtype != DType::FP32))
-        fail(source, value, "'dtype': expected fp16, bf16 or fp32, found '" + text_value + "'");
+        fields.fail(value, "'dtype': expected fp16, bf16 or fp32, found '" + text_value + "'");
     } else if (key == "bucket_size") {
       try {
         config.bucket_size = parse_size(text_value);
       } catch (const std::invalid_argument& e) {
-        fail(source, value, "'bucket_size': " + std::string(e.what()));
+        fields.fail(value, "'bucket_size': " + std::string(e.what()));
       }
-      if (*config.bucket_size == 0) fail(source, value, "'bucket_size': expected a positive size");
+      if (*config.bucket_size == 0) fields.fail(value, "'bucket_size': expected a positive size");
     } else if (key == "optimizer") {
       if (text_value == "adam")
         config.optimizer = OptimizerKind::Adam;
@@ -84,12 +68,12 @@ GraphConfig parse_graph_config(std::string_view text, const std::string& source)
       else if (text_value == "none")
         config.optimizer = OptimizerKind::None;
       else
-        fail(source, value, "'optimizer': expected adam, sgd or none, found '" + text_value + "'");
+        fields.fail(value, "'optimizer': expected adam, sgd or none, found '" + text_value + "'");
     } else {
       std::string list;
       for (const auto k : kKeys)
         list += (list.empty() ? "" : ", ") + std::string(k);
-      fail(source, entry.first, "unknown key '" + key + "'; expected one of: " + list);
+      fields.fail(entry.first, "unknown key '" + key + "'; expected one of: " + list);
     }
   }
   return config;

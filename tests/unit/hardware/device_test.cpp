@@ -50,7 +50,7 @@ TEST(Device, ErrorsNameTheLineAndWhatWasExpected) {
             "d.yaml:4: expected a positive arithmetic rate such as '989.4 TFLOP/s', found "
             "'1 TB/s'");
   EXPECT_NE(error_of(std::string(kMinimal) + "efficiency:\n  matrix: 1.2\n")
-                .find("d.yaml:10: expected a fraction in (0, 1], found '1.2'"),
+                .find("d.yaml:10: expected a number in (0, 1], found '1.2'"),
             std::string::npos);
   EXPECT_NE(error_of(std::string(kMinimal) + "gemm_tiling:\n  tiles: [128x]\n")
                 .find("expected a tile such as '128x128'"),

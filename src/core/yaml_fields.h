@@ -1,0 +1,56 @@
+// Reading the fields of one YAML document (a cluster, a device, a graph config) where every
+// failure is an InputError at the offending node's 1-based line. Lives in its own library
+// (orrery_yaml_fields) so that orrery_core itself stays std-only.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "core/diagnostics.h"
+
+namespace orrery {
+
+class YamlFields {
+ public:
+  explicit YamlFields(std::string source) : source_(std::move(source)) {}
+
+  // Parses `text`; a syntax error becomes "source:line: expected valid YAML: ...".
+  YAML::Node load(std::string_view text) const;
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const;
+
+  // Rejects keys outside `allowed` so typos do not pass silently.
+  void only_keys(const YAML::Node& map, const std::set<std::string>& allowed,
+                 const std::string& where) const;
+  YAML::Node required(const YAML::Node& map, const std::string& key,
+                      const std::string& where) const;
+
+  std::string scalar(const YAML::Node& node) const;
+  // An integer >= minimum.
+  int64_t integer(const YAML::Node& node, int64_t minimum) const;
+  // A number in [lo, hi], or (lo, hi] when lo_open.
+  double number(const YAML::Node& node, double lo, bool lo_open, double hi) const;
+
+  // A quantity parsed by `parse`, which throws std::invalid_argument saying what it expected.
+  template <typename Parse>
+  auto quantity(const YAML::Node& node, Parse parse) const {
+    const std::string text = scalar(node);
+    try {
+      return parse(text);
+    } catch (const std::invalid_argument& e) {
+      fail(node, e.what());
+    }
+  }
+
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace orrery

@@ -1,0 +1,65 @@
+#include "core/yaml_fields.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "core/quantity.h"
+
+namespace orrery {
+namespace {
+
+// The message of the InputError that `read` throws, or "" when it throws none.
+template <typename Read>
+std::string error_of(Read read) {
+  try {
+    read();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A three-line document: line 1 `size`, line 2 `share`, line 3 `link`.
+const char* const kDocument = "size: 8\nshare: 0.5\nlink: 100 GB/s\n";
+
+TEST(YamlFields, ReadsTypedFields) {
+  const YamlFields f("c.yaml");
+  const YAML::Node root = f.load(kDocument);
+  f.only_keys(root, {"size", "share", "link"}, "the test");
+  EXPECT_EQ(f.integer(f.required(root, "size", "the test"), 1), 8);
+  EXPECT_DOUBLE_EQ(f.number(root["share"], 0, true, 1), 0.5);
+  EXPECT_DOUBLE_EQ(f.quantity(root["link"], parse_bandwidth).in_bytes_per_second(), 100e9);
+}
+
+TEST(YamlFields, ErrorsNameTheLineAndWhatWasExpected) {
+  const YamlFields f("c.yaml");
+  const YAML::Node root = f.load(kDocument);
+  EXPECT_EQ(error_of([&] {
+              f.only_keys(root, {"size", "link"}, "the test");
+            }),
+            "c.yaml:2: unknown key 'share' in the test; expected one of: link, size");
+  EXPECT_EQ(error_of([&] { f.required(root, "name", "the test"); }),
+            "c.yaml:1: expected 'name' in the test");
+  EXPECT_EQ(error_of([&] { f.integer(root["size"], 16); }),
+            "c.yaml:1: expected an integer of at least 16, found '8'");
+  EXPECT_EQ(error_of([&] { f.integer(root["share"], 1); }),
+            "c.yaml:2: expected a positive integer, found '0.5'");
+  EXPECT_EQ(error_of([&] { f.number(root["size"], 0, true, 1); }),
+            "c.yaml:1: expected a number in (0, 1], found '8'");
+  EXPECT_EQ(
+      error_of([&] { f.number(root["share"], 1, false, std::numeric_limits<double>::infinity()); }),
+      "c.yaml:2: expected a number of at least 1, found '0.5'");
+  EXPECT_NE(error_of([&] { f.quantity(root["size"], parse_bandwidth); }).find("c.yaml:1: "),
+            std::string::npos);
+}
+
+TEST(YamlFields, SyntaxErrorsNameTheLine) {
+  const YamlFields f("c.yaml");
+  EXPECT_EQ(error_of([&] { f.load("a: 1\nb: [2, 3\n"); }).rfind("c.yaml:", 0), 0u);
+  EXPECT_NE(error_of([&] { f.load("a: 1\nb: [2, 3\n"); }).find("expected valid YAML"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace orrery
