@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/simai_flag_aliases.h"
 #include "core/diagnostics.h"
+#include "core/time.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -38,6 +39,9 @@ int main(int argc, char** argv) {
     std::cerr << "orrery: " << e.what() << " (see --help)\n";
     return 2;
   } catch (const orrery::InputError& e) {
+    std::cerr << "orrery: " << e.what() << "\n";
+    return 2;
+  } catch (const orrery::TimeOverflow& e) {
     std::cerr << "orrery: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

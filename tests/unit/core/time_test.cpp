@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/bandwidth.h"
 
 namespace orrery {
@@ -22,7 +24,21 @@ TEST(Time, FromSecondsRoundsToNearestPicosecond) {
 TEST(Time, RangeCoversMonthsAndRejectsBeyond) {
   // 2^63 ps is about 106 days: long enough for any iteration, and overflow is refused.
   EXPECT_NO_THROW(Time::from_seconds(86400.0 * 100));
-  EXPECT_THROW(Time::from_seconds(86400.0 * 200), std::out_of_range);
+  EXPECT_THROW(Time::from_seconds(86400.0 * 200), TimeOverflow);
+  EXPECT_THROW(Time::from_seconds(std::nan("")), TimeOverflow);
+}
+
+TEST(Time, ArithmeticRefusesToWrapAround) {
+  // 60 days + 60 days is past the 2^63 ps (about 106.75 days) limit in either direction.
+  const Time sixty_days = Time::from_seconds(86400.0 * 60);
+  EXPECT_THROW(sixty_days + sixty_days, TimeOverflow);
+  EXPECT_THROW(Time::zero() - sixty_days - sixty_days, TimeOverflow);
+  EXPECT_THROW(sixty_days * 2, TimeOverflow);
+  EXPECT_THROW(Time::from_us(int64_t{1} << 50), TimeOverflow);  // 2^50 us = 35.7 years
+  Time t = sixty_days;
+  EXPECT_THROW(t += sixty_days, TimeOverflow);
+  // Right up to the limit is fine.
+  EXPECT_EQ((Time::from_ps(INT64_MAX - 1) + Time::from_ps(1)).ps(), INT64_MAX);
 }
 
 TEST(Time, ArithmeticAndRatio) {
