@@ -5,9 +5,28 @@
 #include "core/diagnostics.h"
 
 namespace orrery {
+namespace {
+
+std::vector<std::filesystem::path>& protected_inputs() {
+  static std::vector<std::filesystem::path> inputs;
+  return inputs;
+}
+
+}  // namespace
+
+void protect_input_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) protected_inputs().push_back(path);
+}
 
 void write_file(const std::filesystem::path& path,
                 const std::function<void(std::ostream&)>& write) {
+  for (const auto& input : protected_inputs()) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(path, input, ec))
+      throw InputError({path.string(), 0}, "refusing to overwrite an input of this run (" +
+                                               input.string() + "); choose another output path");
+  }
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError({path.string(), 0}, "cannot write output file");
   write(out);

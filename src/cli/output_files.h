@@ -4,10 +4,15 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <vector>
 
 namespace orrery {
 
-// Writes `path` with `write`; throws InputError when it cannot be written.
+// Marks a file this run reads: no output may replace it (a mistyped --csv would otherwise destroy
+// the workload). Paths that do not name an existing file are ignored.
+void protect_input_file(const std::filesystem::path& path);
+
+// Writes `path` with `write`; throws InputError when it cannot be written or is a protected input.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
 // Creates `dir` if missing (not its parents); throws InputError when it is not a directory then.

@@ -155,6 +155,10 @@ void set_world_size(const SimulateArgs& a, Workload& w, const Cluster& cluster,
 
 int run_simulate(const SimulateArgs& a) {
   Diagnostics diagnostics;
+  for (const std::string& input : a.workloads)
+    protect_input_file(input);
+  for (const std::string* input : {&a.cluster, &a.device, &a.graph_config})
+    protect_input_file(*input);
   std::optional<WorkloadFormat> format;
   if (!a.format.empty()) format = parse_workload_format(a.format);
   if (a.workloads.size() == 1) {
@@ -214,6 +218,10 @@ int run_simulate(const SimulateArgs& a) {
     diagnostics.warn({},
                      "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
                      "--compat simai (the event mode models overlap itself; see --no-overlap)");
+  if (!simai && !a.run_name.empty())
+    diagnostics.warn({},
+                     "--run-name names SimAI's EndToEnd.csv rows; it applies only with "
+                     "--compat simai");
   if (several && (simai || !a.csv.empty()))
     throw InputError("several workloads: --compat and --csv take one workload (use -o DIR)");
   if (simai) {

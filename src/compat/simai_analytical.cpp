@@ -202,11 +202,13 @@ int64_t scaled(int64_t ns, double overlap) {
 std::vector<int64_t> recompute_counts(const Workload& workload, Diagnostics& diagnostics) {
   std::vector<int64_t> extra(workload.program.layers.size(), 0);
   const auto& rc = workload.recompute;
-  for (const auto* list : {&rc.checkpoints, &rc.triggers})
-    if (std::adjacent_find(list->begin(), list->end(), std::not_equal_to<>()) != list->end())
-      diagnostics.warn({workload.source, 1},
-                       "SimAI reads only the first index of 'checkpoints:' and "
-                       "'checkpoint_initiates:' (k times); the SimAI-compatible mode does too");
+  const auto varied = [](const std::vector<int64_t>& list) {
+    return std::adjacent_find(list.begin(), list.end(), std::not_equal_to<>()) != list.end();
+  };
+  if (varied(rc.checkpoints) || varied(rc.triggers))
+    diagnostics.warn({workload.source, 1},
+                     "SimAI reads only the first index of 'checkpoints:' and "
+                     "'checkpoint_initiates:' (k times); the SimAI-compatible mode does too");
   if (rc.checkpoints.empty() || rc.triggers.empty()) return extra;
   const int64_t checkpoint = rc.checkpoints.front();
   const int64_t trigger = rc.triggers.front();

@@ -318,6 +318,7 @@ Workload Reader::read() {
   if (!declared)
     fail(2, "expected the number of layer records on line 2, found '" +
                 std::string(trim(lines_[1].text)) + "'");
+  if (*declared == 0) fail(2, "expected at least one layer record, found a count of 0");
 
   auto& layers = workload.program.layers;
   std::vector<const Line*> ignored;
@@ -370,10 +371,16 @@ bool looks_like_simai_text(std::string_view content) {
   const bool has_simai_keys = std::any_of(tokens.begin(), tokens.end(), [](std::string_view t) {
     return t == "model_parallel_NPU_group:" || t == "all_gpus:" || t == "pp_comm";
   });
-  if (!known_policy && !has_simai_keys) return false;
+  // A known policy or SimAI's header keys are evidence enough: the reader then says precisely
+  // what is wrong further down. An unknown all-capitals policy word counts when a record count
+  // follows, so that it gets the reader's "not supported" rather than "unknown format".
+  if (known_policy || has_simai_keys) return true;
+  const bool policy_like = tokens[0].size() >= 2 &&
+                           std::all_of(tokens[0].begin(), tokens[0].end(),
+                                       [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
   auto rest = content.substr(first_newline + 1);
   const auto second = trim(rest.substr(0, rest.find('\n')));
-  return parse_uint64(second).has_value();
+  return policy_like && parse_uint64(second).has_value();
 }
 
 Workload read_simai_text(const std::string& path, std::string_view content,

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -48,6 +49,9 @@ std::optional<WorkloadFormat> detect_workload_format(std::string_view content) {
 }
 
 std::string read_workload_content(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError({path, 0}, "expected a workload file, found a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError({path, 0}, std::string("cannot open workload: ") + std::strerror(errno));

@@ -41,8 +41,8 @@ void write_text_summary(std::ostream& out, const Result& r, std::string_view det
                      r.schedule.empty() ? "" : ", " + r.schedule + " pipeline schedule");
   out << fmt::format("  workload   {}\n", r.workload);
   out << fmt::format(
-      "  parallel   TP {} x PP {} x DP {} ({} GPUs), EP {}, VPP {}, {} micro-batches\n", p.tp, p.pp,
-      p.dp(), p.world_size, p.ep, p.vpp, p.micro_batches);
+      "  parallel   TP {} x PP {} x DP {} ({} GPUs), EP {}, VPP {}, {} micro-batch{}\n", p.tp, p.pp,
+      p.dp(), p.world_size, p.ep, p.vpp, p.micro_batches, p.micro_batches == 1 ? "" : "es");
   if (!r.cluster.empty()) out << fmt::format("  cluster    {}\n", r.cluster);
   if (!r.device.empty()) out << fmt::format("  device     {}\n", r.device);
   if (r.model) {

@@ -74,7 +74,12 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
       reductions[group] += time;
     longest_pass = std::max(longest_pass, cost.span());
   }
-  b.bubble = Time::from_ps(longest_pass.ps() * (p - 1) / plan.chunks);
+  // Pipeline fill and drain, in passes: (p - 1) / v when every stage has a micro-batch for each
+  // chunk step (m >= p); with fewer micro-batches than stages a chunk round still takes p chunk
+  // steps, so each of the v rounds idles (p - m) of them: ((p - m) v + m - 1) / v.
+  const int64_t m = plan.micro_batches(), v = plan.chunks;
+  const int64_t idle_steps = std::max<int64_t>(p - m, 0) * v + std::min(m, p) - 1;
+  b.bubble = Time::from_ps(longest_pass.ps() * idle_steps / v);
   b.p2p = plan.transfer * (2 * (p - 1));
 
   PassCost tail;

@@ -102,13 +102,21 @@ std::vector<std::vector<size_t>> split_into_chunks(const Program& program, Layer
   for (size_t i = range.begin; i < range.end; ++i)
     total += static_cast<double>(work(program.layers[i]).ps());
   double before = 0;
+  int64_t previous = -1;
+  const auto layers = static_cast<int64_t>(range.size());
   for (size_t i = range.begin; i < range.end; ++i) {
     const double w = static_cast<double>(work(program.layers[i]).ps());
     const double middle = total > 0 ? (before + w / 2) / total
                                     : (static_cast<double>(i - range.begin) + 0.5) /
                                           static_cast<double>(range.size());
-    const auto chunk = std::min<int64_t>(chunks - 1, static_cast<int64_t>(middle * chunks));
+    const auto by_work = std::min<int64_t>(chunks - 1, static_cast<int64_t>(middle * chunks));
+    // No chunk is left empty: advance at most one chunk per layer, and no later than the layers
+    // still to place allow (a model chunk always holds at least one layer).
+    const int64_t layers_left = layers - static_cast<int64_t>(i - range.begin);
+    const int64_t chunk =
+        std::max({std::min(by_work, previous + 1), previous, chunks - layers_left});
     result[static_cast<size_t>(chunk)].push_back(i);
+    previous = chunk;
     before += w;
   }
   return result;
@@ -167,14 +175,33 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
   plan.overlap = options.overlap;
 
   plan.schedule = options.schedule;
-  if (plan.schedule == ScheduleKind::Auto)
-    plan.schedule = par.vpp > 1 ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
-  if (plan.schedule == ScheduleKind::Interleaved && par.vpp == 1)
+  // The passes the program lists are what runs (the reader warns where ga says otherwise).
+  const int64_t m = static_cast<int64_t>(workload.program.micro_batches.size());
+  if (m > 0) par.micro_batches = m;
+  const std::string vs_stages =
+      " (" + std::to_string(m) + " micro-batches, pp " + std::to_string(par.pp) + ")";
+  if (plan.schedule == ScheduleKind::Auto) {
+    // Megatron interleaves only when every stage has a micro-batch for each chunk step.
+    plan.schedule = par.vpp > 1 && m >= par.pp ? ScheduleKind::Interleaved : ScheduleKind::OneFOneB;
+    if (par.vpp > 1 && m < par.pp)
+      diagnostics.warn(header, "vpp " + std::to_string(par.vpp) +
+                                   " asks for the interleaved schedule, which needs at least pp "
+                                   "micro-batches" +
+                                   vs_stages +
+                                   "; running 1f1b with each stage's chunks as one (--schedule "
+                                   "interleaved forces it)");
+  } else if (plan.schedule == ScheduleKind::Interleaved && par.vpp == 1) {
+    diagnostics.warn(header, "the interleaved schedule needs vpp > 1; running 1f1b");
     plan.schedule = ScheduleKind::OneFOneB;
-  plan.chunks = plan.schedule == ScheduleKind::OneFOneB ? 1 : par.vpp;
-  if (plan.schedule == ScheduleKind::OneFOneB && par.vpp > 1)
+  } else if (plan.schedule == ScheduleKind::Interleaved && m < par.pp) {
+    diagnostics.warn(header, "interleaving with fewer micro-batches than stages" + vs_stages +
+                                 " idles each stage for pp - m chunk steps per chunk round "
+                                 "(Megatron refuses it)");
+  } else if (plan.schedule == ScheduleKind::OneFOneB && par.vpp > 1) {
     diagnostics.warn(header, "1f1b runs the " + std::to_string(par.vpp) +
                                  " model chunks of a stage as one (vpp ignored)");
+  }
+  plan.chunks = plan.schedule == ScheduleKind::OneFOneB ? 1 : par.vpp;
 
   CommPricer pricer(par, cluster, options.placement.value_or(cluster.placement), options.algorithm,
                     workload.source, diagnostics);
@@ -211,8 +238,14 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
     if (iteration_level(i)) plan.iteration_layers.push_back(i);
   }
 
-  for (const LayerRange pass : program.micro_batches)
+  for (const LayerRange pass : program.micro_batches) {
+    if (static_cast<int64_t>(pass.size()) < plan.chunks)
+      throw InputError(header, "expected vpp (" + std::to_string(plan.chunks) +
+                                   ") at most the layers of a micro-batch pass (" +
+                                   std::to_string(pass.size()) +
+                                   "): every model chunk holds at least one layer");
     plan.chunk_layers.push_back(split_into_chunks(program, pass, plan.chunks));
+  }
 
   // Activation recompute: the forward re-runs from the nearest checkpoint up to the trigger.
   for (const int64_t trigger : workload.recompute.triggers) {
