@@ -1,7 +1,9 @@
 # Orrery's two commands: `make demo` (clone to result) and `make test` (clone to a green suite).
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-WERROR ?= OFF
+# WERROR=ON|OFF sets -Werror; left unset, the build directory keeps what it was configured with
+# (OFF on a fresh one), so `make demo` after a CI build does not rebuild everything.
+WERROR ?=
 DEMO_WORKLOAD ?= examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt
 
 .PHONY: deps build demo test bench clean format
@@ -10,7 +12,7 @@ deps:
 	@scripts/install-deps.sh
 
 build:
-	@cmake -S . -B $(BUILD_DIR) -DORRERY_WERROR=$(WERROR) --log-level=WARNING
+	@cmake -S . -B $(BUILD_DIR) $(if $(WERROR),-DORRERY_WERROR=$(WERROR)) --log-level=WARNING
 	@cmake --build $(BUILD_DIR) -j$(JOBS)
 
 demo: deps build

@@ -5,12 +5,14 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/number_checks.h"
 #include "cluster/cluster.h"
 #include "core/diagnostics.h"
 #include "core/quantity.h"
 #include "network/collective_algorithms.h"
 #include "network/collective_flows.h"
 #include "network/rank_placement.h"
+#include "workload/parallelism.h"
 
 namespace orrery {
 namespace {
@@ -143,7 +145,7 @@ std::function<int()> add_collective_command(CLI::App& app) {
   cmd->add_option("-f,--factor", args->factor, "Sweep: multiplication factor between sizes")
       ->capture_default_str();
   cmd->add_option("--ranks", args->ranks, "Ranks, placed on the first GPUs of the cluster")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_in(1, kMaxWorldSize))
       ->capture_default_str();
   cmd->add_option("--cluster", args->cluster, "Cluster preset or YAML file")->capture_default_str();
   std::vector<std::string> algorithms = {"auto"};

@@ -1,5 +1,7 @@
 #include "cli/dataflow_options.h"
 
+#include "cli/number_checks.h"
+
 #include "dataflow/problem_scope.h"
 #include "formats/dfmodel_reader.h"
 
@@ -25,16 +27,16 @@ void add_dataflow_options(CLI::App& cmd, DataflowArgs& args) {
       ->capture_default_str()
       ->group(group);
   cmd.add_option("--top", args.top, "DFModel search: alternatives to report, the best included")
-      ->check(CLI::Range(1, 1000))
+      ->check(integer_in(1, 1000))
       ->capture_default_str()
       ->group(group);
   cmd.add_option("--threads", args.threads,
                  "DFModel search: threads (default: the file's gurobi.thread; 0: all CPUs)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_in(0, 1024))
       ->group(group);
   cmd.add_option("--time-limit", args.time_limit_s,
                  "DFModel search: seconds (default: the file's gurobi.time; 0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number_in(0, 1e6))
       ->group(group);
 }
 

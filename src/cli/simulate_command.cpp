@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/dataflow_options.h"
+#include "cli/number_checks.h"
 #include "cli/output_files.h"
 #include "cli/simulate_dataflow.h"
 #include "cluster/cluster.h"
@@ -25,6 +26,7 @@
 #include "training/compute_pricing.h"
 #include "training/event_simulator.h"
 #include "training/flow_simulator.h"
+#include "workload/parallelism.h"
 
 namespace orrery {
 namespace {
@@ -356,7 +358,7 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                                   "Cluster preset name (see `orrery presets`) or YAML file")
                       ->capture_default_str();
   cmd->add_option("-g,--gpus", args->gpus, "World size (GPUs); default: the workload's all_gpus")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("--mode", args->mode,
                   "event: discrete-event simulation with real pipeline schedules, one rank per "
                   "stage (the default); flow: every rank explicit, collectives as flows sharing "
@@ -395,21 +397,21 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_option("--nic-busbw", args->nic_busbw,
                   "Override the bandwidth per NIC (GiB/s, or with a unit)");
   cmd->add_option("--nics-per-server", args->nics_per_server, "Override NICs per server")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 1024));
   cmd->add_option("--gpus-per-server", args->gpus_per_server, "Override GPUs per server")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 1024));
   cmd->add_option("--dp-overlap", args->dp_overlap,
                   "SimAI mode: fraction of data-parallel comm hidden (default 0)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0, 1));
   cmd->add_option("--tp-overlap", args->tp_overlap,
                   "SimAI mode: fraction of tensor-parallel comm hidden (default 0)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0, 1));
   cmd->add_option("--ep-overlap", args->ep_overlap,
                   "SimAI mode: fraction of expert-parallel comm hidden (default 0)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0, 1));
   cmd->add_option("--pp-overlap", args->pp_overlap,
                   "SimAI mode: SimAI's PP-comm ratio (default 1, which makes it 0)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0, 1));
   cmd->add_option(
       "--run-name", args->run_name,
       "SimAI mode: the 'File name' column of EndToEnd.csv (default: workload name + '-')");
@@ -419,20 +421,20 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_option("--dp", args->dp,
                   "Data-parallel degree (world size = dp x tp x pp); for workloads that do not "
                   "give their GPU count (torchviz, neusight) the default is one server")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("--ep", args->ep,
                   "torchviz: shard experts.<k> parameters over this many expert-parallel ranks")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("--graph-config", args->graph_config,
                   "torchviz: YAML with what the graph lacks (batch, text_tokens, external_tokens, "
                   "heads, beams, dtype, bucket_size, optimizer)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--layers", args->layers,
                   "neusight: transformer blocks of the model (the table lists one)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 10000));
   cmd->add_option("--backward-ratio", args->backward_ratio,
                   "neusight: backward / forward time when the table has no backward (default 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(0, 100, true));
   cmd->add_option("--comm-dtype", args->comm_dtype,
                   "neusight: element type of communication sizes (default fp32)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8", "fp64"}));

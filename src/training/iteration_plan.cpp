@@ -266,6 +266,23 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
       plan.layers[t].recompute.push_back(k);
   }
 
+  // The stage programs hold a task per phase and collective of every layer run, per stage; past
+  // kMaxStageTasks they would take gigabytes and minutes, which the closed form avoids.
+  double tasks = 0;
+  for (const auto& pass : plan.chunk_layers)
+    for (const auto& chunk : pass)
+      for (const size_t l : chunk)
+        tasks += 6.0 + 2.0 * static_cast<double>(plan.layers[l].recompute.size());
+  tasks = (tasks + 2.0 * static_cast<double>(m * plan.chunks)) * static_cast<double>(par.pp);
+  if (tasks > static_cast<double>(kMaxStageTasks))
+    throw InputError(header, "expected a workload the pipeline simulation can hold: about " +
+                                 std::to_string(static_cast<int64_t>(tasks / 1e6)) +
+                                 " million tasks (pp " + std::to_string(par.pp) + " x " +
+                                 std::to_string(m) +
+                                 " micro-batches x the layers of a pass) exceed the " +
+                                 std::to_string(kMaxStageTasks / 1'000'000) +
+                                 " million it takes; --mode analytical takes any size");
+
   // Gradient buckets over the last micro-batch's backward, by weight-gradient compute.
   if (options.overlap && !program.micro_batches.empty()) {
     const LayerRange last = program.micro_batches.back();

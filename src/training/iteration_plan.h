@@ -84,7 +84,12 @@ struct IterationPlan {
   int64_t micro_batches() const { return static_cast<int64_t>(chunk_layers.size()); }
 };
 
-// Throws InputError when the parallelism does not fit the cluster or the world size.
+// The most tasks the stage programs of one iteration may hold (pp x micro-batches x layers x
+// phases); beyond it plan_iteration refuses the workload.
+constexpr int64_t kMaxStageTasks = 20'000'000;
+
+// Throws InputError when the parallelism does not fit the cluster or the world size, or the
+// iteration would need more than kMaxStageTasks tasks.
 IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                              const SimulationOptions& options, Diagnostics& diagnostics);
 

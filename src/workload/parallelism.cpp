@@ -6,6 +6,12 @@ std::string Parallelism::validation_error() const {
   const auto s = [](int64_t v) { return std::to_string(v); };
   if (tp < 1 || pp < 1 || ep < 1 || vpp < 1 || micro_batches < 1 || world_size < 1)
     return "every parallel degree must be at least 1";
+  if (world_size > kMaxWorldSize)
+    return "world size " + s(world_size) + " is beyond the " + s(kMaxWorldSize) +
+           " GPUs Orrery simulates";
+  if (tp > world_size || pp > world_size || ep > world_size)
+    return "tp " + s(tp) + ", pp " + s(pp) + " and ep " + s(ep) +
+           " must each fit in the world of " + s(world_size) + " GPUs";
   if (world_size % (tp * pp) != 0)
     return "world size " + s(world_size) + " is not a multiple of tp * pp = " + s(tp * pp);
   if (dp() % ep != 0)

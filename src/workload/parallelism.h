@@ -7,6 +7,10 @@
 
 namespace orrery {
 
+// The largest job Orrery takes: 2^20 GPUs, well past today's clusters; bounds the memory of rank
+// layouts and flow networks.
+constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
+
 struct Parallelism {
   int64_t tp = 1;             // ranks sharing each layer's tensors
   int64_t pp = 1;             // pipeline stages

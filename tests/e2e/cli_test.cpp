@@ -2,19 +2,14 @@
 // outputs of SimAI 1.7 (tests/golden/simai/, copied from shared/reference/simai/).
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-#include "cli_run.h"
-
-#include <sys/wait.h>
-#include <unistd.h>
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_run.h"
 
 namespace {
 

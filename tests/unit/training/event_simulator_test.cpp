@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "formats/workload_reader.h"
 #include "synthetic_workloads.h"
 #include "training/analytical_simulator.h"
+#include "training/iteration_plan.h"
 
 namespace orrery {
 namespace {
@@ -187,7 +190,8 @@ TEST(EventSimulator, MoreBandwidthNeverMakesTheSeedsSlower) {
     for (const double scale : {1.0, 1.5, 2.0, 4.0}) {
       Cluster faster = c;
       std::vector<Dimension> dims = c.network.dimensions();
-      for (Dimension& dim : dims) dim.link_bandwidth = dim.link_bandwidth * scale;
+      for (Dimension& dim : dims)
+        dim.link_bandwidth = dim.link_bandwidth * scale;
       faster.network = Topology(dims);
       const Result r = run_event(w, faster);
       EXPECT_LE(r.iteration_time, previous) << seed << " x" << scale;
@@ -197,12 +201,68 @@ TEST(EventSimulator, MoreBandwidthNeverMakesTheSeedsSlower) {
   }
 }
 
+TEST(EventSimulator, InterleavingWithFewerMicroBatchesThanStages) {
+  // p = 4 stages, m = 2 micro-batches, v = 2 chunks; per chunk f = 0.5 ms forward and b = 1 ms
+  // backward. Each chunk round still takes p chunk steps, so the iteration is
+  // (p v + m - 1)(f + b) = 9 x 1.5 ms = 13.5 ms: compute m v (f + b) = 6 ms, bubble 7.5 ms.
+  const Workload w = uniform_workload(4, 2, 2, layer("l", ms(0.5), ms(0.75), ms(0.25)), 2);
+  SimulationOptions forced;
+  forced.schedule = ScheduleKind::Interleaved;
+  const Result r = run_event(w, test_cluster(), forced);
+  EXPECT_EQ(r.schedule, "interleaved");
+  EXPECT_EQ(r.iteration_time, ms(13.5));
+  EXPECT_EQ(r.breakdown.bubble, ms(7.5));
+  expect_partitioned(r);
+  EXPECT_EQ(run_analytical(w, test_cluster(), forced).iteration_time, ms(13.5));
+  // Megatron interleaves only with m >= p, so auto runs 1F1B: (m + p - 1)(F + B) = 5 x 3 ms,
+  // and says why.
+  Diagnostics d;
+  const Result automatic = EventSimulator().simulate(w, test_cluster(), {}, d);
+  EXPECT_EQ(automatic.schedule, "1f1b");
+  EXPECT_EQ(automatic.iteration_time, ms(15));
+  EXPECT_TRUE(std::any_of(d.warnings().begin(), d.warnings().end(), [](const Warning& warning) {
+    return warning.message.find("needs at least pp micro-batches") != std::string::npos;
+  }));
+}
+
+TEST(EventSimulator, EveryModelChunkHoldsALayer) {
+  // Three layers, the first with nearly all the work, over v = 3 chunks: by work alone the first
+  // layer's midpoint (0.49 of the pass) falls in chunk 1 and chunk 0 would be empty.
+  Workload w = uniform_workload(2, 2, 3, layer("l", ms(0.01), ms(0.01), ms(0.01)), 3);
+  for (const LayerRange pass : w.program.micro_batches)
+    w.program.layers[pass.begin] = layer("heavy", ms(1), ms(1), ms(1));
+  Diagnostics d;
+  const IterationPlan plan = plan_iteration(w, test_cluster(), {}, d);
+  for (const auto& pass : plan.chunk_layers) {
+    ASSERT_EQ(pass.size(), 3u);
+    for (size_t c = 0; c < 3; ++c)
+      EXPECT_EQ(pass[c].size(), 1u) << "chunk " << c;
+  }
+  // More chunks than layers cannot be: a chunk without a layer is no model chunk.
+  w.parallelism.vpp = 4;
+  SimulationOptions forced;
+  forced.schedule = ScheduleKind::Interleaved;
+  EXPECT_THROW(plan_iteration(w, test_cluster(), forced, d), InputError);
+}
+
+TEST(EventSimulator, RefusesIterationsBeyondTheTaskLimit) {
+  // 64 stages x 1 pass of 60,000 layers x 6 tasks = 23 million tasks > 20 million.
+  const Workload w = uniform_workload(64, 1, 60'000, layer("l", us(1), us(1), us(1)));
+  Diagnostics d;
+  EXPECT_THROW(plan_iteration(w, test_cluster(), {}, d), InputError);
+  // A tenth of it plans.
+  EXPECT_NO_THROW(plan_iteration(uniform_workload(64, 1, 6'000, layer("l", us(1), us(1), us(1))),
+                                 test_cluster(), {}, d));
+}
+
 TEST(EventSimulator, RejectsParallelismThatDoesNotFit) {
   Workload w = uniform_workload(4, 2, 1, layer("l", ms(1), ms(1), ms(1)), 1, 8, 48);
   w.parallelism.ep = 4;  // dp = 48 / 32 = 1 is not a multiple of ep
   EXPECT_THROW(run_event(w), InputError);
   w.parallelism.ep = 1;
   w.parallelism.world_size = 40;  // not a multiple of tp * pp
+  EXPECT_THROW(run_event(w), InputError);
+  w.parallelism.world_size = kMaxWorldSize * 2;  // beyond any cluster Orrery takes
   EXPECT_THROW(run_event(w), InputError);
 }
 

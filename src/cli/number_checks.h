@@ -1,0 +1,17 @@
+// Checks for numeric command-line flags whose failures say what was expected, e.g.
+// "--gpus: expected an integer from 1 to 1048576, found '0'". (CLI11's own range checks print
+// the limits of double, which reads badly for integer flags.)
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+
+namespace orrery {
+
+// An integer in [lo, hi].
+CLI::Validator integer_in(int64_t lo, int64_t hi);
+// A finite number in [lo, hi], or (lo, hi] when `lo_open`.
+CLI::Validator number_in(double lo, double hi, bool lo_open = false);
+
+}  // namespace orrery
