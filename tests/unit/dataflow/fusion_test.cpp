@@ -99,5 +99,35 @@ TEST(Fusion, PinnedKernelsStayInTheirConfiguration) {
   EXPECT_FALSE(f.found);
 }
 
+TEST(Fusion, HugeNumConfigCostsNoMoreThanItNeeds) {
+  // Only n configuration numbers between two that matter can be used, so num_config 10^9 gives
+  // the answers of a small num_config without 10^9-wide tables.
+  DataflowProblem p = chain();
+  Fusion f = fuse(p, 1'000'000'000);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.config_count, 1'000'000'000);
+  EXPECT_DOUBLE_EQ(f.all_config_ii_ns, 6.0);  // all three fused, as with num_config 0
+  // A (forward) -> B (backward): with an odd count the middle configuration 500,000,000 takes
+  // both (as configuration 1 of 3 does above); with an even one they cannot fuse.
+  p.kernels.pop_back();
+  p.edges.pop_back();
+  p.kernels[1].backward = true;
+  f = fuse(p, 1'000'000'001);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.config, (std::vector<int64_t>{500'000'000, 500'000'000}));
+  EXPECT_DOUBLE_EQ(f.all_config_ii_ns, 4.0);
+  f = fuse(p, 1'000'000'000);
+  ASSERT_TRUE(f.found);
+  EXPECT_LE(f.config[0], 499'999'999);
+  EXPECT_GE(f.config[1], 500'000'000);
+  EXPECT_LT(f.config[1], 1'000'000'000);
+  EXPECT_DOUBLE_EQ(f.all_config_ii_ns, 4.0 + 2 * 0.64);
+  // A pin far out is kept exactly.
+  p.kernels[1].config = 999'999'999;
+  f = fuse(p, 1'000'000'000);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.config[1], 999'999'999);
+}
+
 }  // namespace
 }  // namespace orrery
