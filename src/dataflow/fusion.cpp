@@ -89,6 +89,10 @@ Fusion fuse_kernels(const DataflowProblem& problem, const DataflowGraph& graph,
       const ConfigTiming timing = terms.finish(sums, members);
       r.ii_ns = timing.fits ? timing.ii_ns : kInf;
       run(i, j) = r;
+      // Longer runs need at least these cycles, and at least these cores: when the cores do
+      // not suffice they stay infeasible (their Run keeps its infinite time).
+      sums.cycles_at_least = timing.cycles_per_tile;
+      if (!timing.cores_fit) break;
     }
   }
 
