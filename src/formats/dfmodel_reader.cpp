@@ -257,6 +257,7 @@ class Reader {
 
   DataflowProblem read() {
     const bool text = looks_like_dfmodel_text(content_);
+    first_line_ = text ? 1 : 0;  // binary files have no lines
     TextFormat::ParseInfoTree tree;
     if (text) {
       parse_text(tree);
@@ -280,11 +281,13 @@ class Reader {
     DataflowProblem p;
     p.source = path_;
     p.name = std::filesystem::path(path_).stem().string();
-    if (!dse_.has_dataflow_graph()) throw InputError({path_, 1}, "expected a dataflow_graph block");
-    if (!dse_.has_system()) throw InputError({path_, 1}, "expected a system block");
-    p.graph_line = root.of("dataflow_graph", -1, 1);
+    if (!dse_.has_dataflow_graph())
+      throw InputError({path_, first_line_}, "expected a dataflow_graph block");
+    if (!dse_.has_system()) throw InputError({path_, first_line_}, "expected a system block");
+    p.graph_line = root.of("dataflow_graph", -1, first_line_);
     read_graph(dse_.dataflow_graph(), root.nested("dataflow_graph"), p);
-    p.system = read_system(dse_.system(), root.nested("system"), root.of("system", -1, 1));
+    p.system =
+        read_system(dse_.system(), root.nested("system"), root.of("system", -1, first_line_));
     read_cost(root, p);
     read_run(root, p);
     read_limits(root, p);
@@ -594,7 +597,7 @@ class Reader {
     }
     const pb::Cost& c = dse_.cost();
     const Lines lines = root.nested("cost");
-    const int64_t line = root.of("cost", -1, 1);
+    const int64_t line = root.of("cost", -1, first_line_);
     const auto price = [&](float value, std::string_view field) {
       return real(value, lines, field, line, "cost");
     };
@@ -613,15 +616,15 @@ class Reader {
 
   void read_run(const Lines& root, DataflowProblem& p) {
     if (dse_.has_execution() && dse_.has_miscellany())
-      throw InputError({path_, root.of("miscellany", -1, 1)},
+      throw InputError({path_, root.of("miscellany", -1, first_line_)},
                        "expected one run block, found both execution and miscellany");
     if (!dse_.has_execution() && !dse_.has_miscellany())
-      throw InputError({path_, 1}, "expected an execution (or miscellany) block");
+      throw InputError({path_, first_line_}, "expected an execution (or miscellany) block");
     const char* block = dse_.has_execution() ? "execution" : "miscellany";
     const pb::Execution& e = dse_.has_execution() ? dse_.execution() : dse_.miscellany();
     const Lines lines = root.nested(block);
     DataflowRun& run = p.run;
-    run.line = root.of(block, -1, 1);
+    run.line = root.of(block, -1, first_line_);
     switch (e.execution_style()) {
       case pb::KERNEL_BY_KERNEL:
         run.style = ExecutionStyle::KernelByKernel;
@@ -689,7 +692,7 @@ class Reader {
     if (!dse_.has_gurobi()) return;
     const pb::Gurobi& g = dse_.gurobi();
     const Lines lines = root.nested("gurobi");
-    p.limits.line = root.of("gurobi", -1, 1);
+    p.limits.line = root.of("gurobi", -1, first_line_);
     // Threads beyond the CPUs and time limits beyond a year change nothing; larger values are
     // accepted and clamped by the search.
     const auto non_negative = [&](int64_t value, std::string_view field, std::string_view what) {
@@ -708,6 +711,7 @@ class Reader {
   std::string_view content_;
   Diagnostics& diagnostics_;
   pb::Dse dse_;
+  int64_t first_line_ = 1;  // where a block absent from a text file is reported; 0 for binary
 };
 
 }  // namespace

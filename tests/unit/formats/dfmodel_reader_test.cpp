@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "formats/workload_reader.h"
@@ -413,6 +414,17 @@ TEST(DfmodelReader, NumericFieldsAreFiniteAndInRangeAtTheirLine) {
     const std::string text = seed_with(c.from, c.to);
     EXPECT_EQ(error_of(text), "d.txt:" + std::to_string(line_of(text, c.to)) + ": " + c.message);
   }
+}
+
+// A binary file has no lines: its errors name the block and field only.
+TEST(DfmodelReader, BinaryNumericErrorsNameTheBlock) {
+  std::string binary = binary_dse();
+  const std::string util = float_field(17, 0.9f);
+  ASSERT_NE(binary.find(util), std::string::npos);
+  binary.replace(binary.find(util), util.size(),
+                 float_field(17, std::numeric_limits<float>::quiet_NaN()));
+  EXPECT_EQ(error_of(binary),
+            "d.txt: execution: expected compute_util to be a finite number >= 0, found nan");
 }
 
 // `dataflow_graph { }` used to stop in protobuf asking a repeated field for one line.
