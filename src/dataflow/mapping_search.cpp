@@ -376,9 +376,9 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
                            problem.limits.line > 0 ? problem.limits.line : problem.run.line};
   const std::string limit_name = options.time_limit_s ? "--time-limit" : "gurobi.time";
   double limit_s = options.time_limit_s.value_or(static_cast<double>(problem.limits.time_limit_s));
-  if (!(limit_s >= 0))
+  if (!(limit_s >= 0))  // only the flag can be NaN: the file's time is an integer
     throw InputError(
-        limit_at, fmt::format("expected {} >= 0 seconds (0: none), found {}", limit_name, limit_s));
+        fmt::format("expected {} >= 0 seconds (0: none), found {}", limit_name, limit_s));
   // A limit beyond a year stops nothing a search does; it is no limit (and keeps the deadline
   // arithmetic of the clock in range).
   constexpr double kLongestLimit = 365.0 * 24 * 3600;

@@ -255,7 +255,7 @@ TEST(MappingSearch, TimeLimitsBeyondAYearAreNoLimit) {
   EXPECT_TRUE(search(free_torus(), o).exhaustive);
   o.time_limit_s = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(search_error(free_torus(), o),
-            "tiny.txt: expected --time-limit >= 0 seconds (0: none), found nan");
+            "expected --time-limit >= 0 seconds (0: none), found nan");
   o.time_limit_s = 1e-9;
   EXPECT_EQ(search_error(free_torus(), o),
             "tiny.txt: the search's time limit (--time-limit 1e-09 s) ran out before any mapping "
