@@ -60,6 +60,8 @@ struct FreeSeed {
   }
 };
 
+// Wall time of the whole search (the CPU column is every thread's CPU time: on a shared machine
+// wall time alone says little about the search's own cost).
 void BM_DfmodelFullSearch4096Chips(benchmark::State& state) {
   const FreeSeed seed;
   SearchOptions options;
@@ -78,6 +80,34 @@ BENCHMARK(BM_DfmodelFullSearch4096Chips)
     ->Arg(1)
     ->Arg(0)
     ->ArgName("threads")
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The same search in cycle mode (compute_util 0): every fused configuration splits the chip's
+// cores among its kernels, so the DATAFLOW half costs far more per candidate.
+void BM_DfmodelFullSearch4096ChipsCycleMode(benchmark::State& state) {
+  FreeSeed seed;
+  seed.problem.run.compute_util = 0;
+  SearchOptions options;
+  options.styles = {ExecutionStyle::KernelByKernel, ExecutionStyle::Dataflow};
+  options.threads = state.range(0);
+  int64_t evaluated = 0;
+  for (auto _ : state) {
+    Diagnostics d;
+    const SearchOutcome out = solve_dataflow(seed.problem, seed.graph, options, d);
+    evaluated = out.evaluated;
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["candidates"] = static_cast<double>(evaluated);
+}
+BENCHMARK(BM_DfmodelFullSearch4096ChipsCycleMode)
+    ->Arg(1)
+    ->Arg(0)
+    ->ArgName("threads")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
     ->Unit(benchmark::kMillisecond);
 
 void BM_DfmodelShardingMilp(benchmark::State& state) {

@@ -11,6 +11,7 @@
 #include "cli/dataflow_options.h"
 #include "cli/output_files.h"
 #include "core/diagnostics.h"
+#include "dataflow/event_departure.h"
 #include "dataflow/workload_conversion.h"
 #include "formats/simai_text_writer.h"
 #include "formats/workload_reader.h"
@@ -60,6 +61,9 @@ int run_convert(const ConvertArgs& a) {
   const SolvedDataflow solved = solve_dataflow_file(a.input, content, a.dataflow, diagnostics);
   const ConvertedWorkload converted =
       to_workload(solved.problem, solved.graph, solved.outcome.sharding, solved.outcome.best);
+  for (const std::string& departure :
+       expected_event_departures(solved.problem, solved.outcome.best))
+    diagnostics.warn({a.input, 0}, departure);
   const auto workload = [&](std::ostream& out) { write_simai_text(out, converted.workload); };
   if (a.output.empty() || a.output == "-")
     workload(std::cout);

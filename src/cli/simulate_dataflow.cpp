@@ -4,6 +4,7 @@
 
 #include "cli/output_files.h"
 #include "dataflow/dataflow_result.h"
+#include "dataflow/event_departure.h"
 #include "dataflow/workload_conversion.h"
 #include "report/config_csv.h"
 #include "report/dataflow_summary.h"
@@ -32,6 +33,8 @@ int simulate_dataflow(const DataflowSimulation& r) {
       result = FlowSimulator().simulate(converted.workload, cluster, r.options, diagnostics);
     else
       result = EventSimulator().simulate(converted.workload, cluster, r.options, diagnostics);
+    if (const auto departure = event_departure(solved.problem, solved.outcome.best, result))
+      diagnostics.warn({r.path, 0}, *departure);
   } else {
     result = dataflow_result(solved.problem, solved.outcome);
   }

@@ -1,6 +1,7 @@
 #include "dataflow/cost_terms.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "dataflow/collective_ratio.h"
@@ -39,16 +40,36 @@ std::vector<KernelTerms::CycleStep> cycle_steps(const KernelTerms& t, const Data
   const auto stages = systolic ? ceiling_steps(ceil_div(t.shard_n, s.systolic_height))
                                : std::vector<std::pair<int64_t, int64_t>>{{1, t.shard_n}};
   const double depth = systolic ? static_cast<double>(t.shard_k) : 1.0;
+  const auto cycles = [&](int64_t rows, int64_t columns) {
+    return static_cast<double>(rows) * static_cast<double>(columns) * depth * work;
+  };
+  std::vector<KernelTerms::CycleStep> steps;
+  // The fewest cycles at each core count, swept in order of cores; for a chip of up to 2^16
+  // cores this is a table, cheaper than sorting every lane x stage pair.
+  const int64_t most = std::min(s.cores, lanes.back().first * stages.back().first);
+  if (most <= (int64_t{1} << 16)) {
+    std::vector<double> fewest(static_cast<size_t>(most) + 1,
+                               std::numeric_limits<double>::infinity());
+    for (const auto& [l, rows] : lanes)
+      for (const auto& [st, columns] : stages)
+        if (l * st <= most) {
+          double& slot = fewest[static_cast<size_t>(l * st)];
+          slot = std::min(slot, cycles(rows, columns));
+        }
+    for (int64_t c = 1; c <= most; ++c) {
+      const double v = fewest[static_cast<size_t>(c)];
+      if (steps.empty() ? v < std::numeric_limits<double>::infinity() : v < steps.back().cycles)
+        steps.push_back({c, v});
+    }
+    return steps;
+  }
   std::vector<KernelTerms::CycleStep> all;
   for (const auto& [l, rows] : lanes)
     for (const auto& [st, columns] : stages)
-      if (l * st <= s.cores)
-        all.push_back(
-            {l * st, static_cast<double>(rows) * static_cast<double>(columns) * depth * work});
+      if (l * st <= s.cores) all.push_back({l * st, cycles(rows, columns)});
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
     return a.cores != b.cores ? a.cores < b.cores : a.cycles < b.cycles;
   });
-  std::vector<KernelTerms::CycleStep> steps;
   for (const auto& step : all)
     if (steps.empty() || step.cycles < steps.back().cycles) steps.push_back(step);
   return steps;
@@ -159,7 +180,8 @@ CostTerms::CostTerms(const DataflowProblem& problem, const DataflowGraph& graph,
   }
 }
 
-double CostTerms::cycle_mode_compute_ns(const std::vector<size_t>& members, bool& fits) const {
+double CostTerms::cycle_mode_compute_ns(const std::vector<size_t>& members, double at_least,
+                                        bool& fits, double& cycles) const {
   // The smallest cycle count T such that giving each kernel the fewest cores that reach T fits
   // in the chip's cores (a min-max allocation: each kernel's cycles fall as its cores grow).
   const int64_t cores = problem_.system.cores;
@@ -174,25 +196,42 @@ double CostTerms::cycle_mode_compute_ns(const std::vector<size_t>& members, bool
     }
     return total;
   };
-  // No kernel goes below its fewest cycles (all cores), so the answer is at least their max.
-  double floor = 0;
+  // No kernel goes below its fewest cycles (all cores), so the answer is at least their max,
+  // and at least `at_least` (the answer for some of the members).
+  double floor = at_least;
   for (const size_t k : members)
     if (!kernels_[k].cycle_steps.empty())
       floor = std::max(floor, kernels_[k].cycle_steps.back().cycles);
   const auto from = std::lower_bound(cycle_values_.begin(), cycle_values_.end(), floor);
-  const auto it = std::partition_point(from, cycle_values_.end(),
-                                       [&](double t) { return cores_needed(t) > cores; });
-  if (it == cycle_values_.end()) {
+  // The answer is usually at or just above the floor: gallop, then bisect the last stride.
+  const auto too_few = [&](double t) { return cores_needed(t) > cores; };
+  auto low = from;
+  size_t stride = 1;
+  while (low != cycle_values_.end() && too_few(*low)) {
+    const auto left = static_cast<size_t>(cycle_values_.end() - low);
+    const auto next = low + static_cast<std::ptrdiff_t>(std::min(stride, left));
+    if (next == cycle_values_.end() || !too_few(*next)) {
+      low = std::partition_point(low + 1, next, too_few);
+      break;
+    }
+    low = next;
+    stride *= 2;
+  }
+  if (low == cycle_values_.end()) {
     fits = false;
     return 0;
   }
-  return static_cast<double>(num_tile_) * *it / problem_.system.freq_ghz;
+  cycles = *low;
+  return static_cast<double>(num_tile_) * *low / problem_.system.freq_ghz;
 }
 
 ConfigTiming CostTerms::finish(const Sums& s, const std::vector<size_t>& members) const {
   ConfigTiming c;
   const double tiles = static_cast<double>(num_tile_);
-  c.compute_ns = cycle_mode_ ? cycle_mode_compute_ns(members, c.fits) : s.compute_ns;
+  c.compute_ns = cycle_mode_
+                     ? cycle_mode_compute_ns(members, s.cycles_at_least, c.fits, c.cycles_per_tile)
+                     : s.compute_ns;
+  c.cores_fit = c.fits && s.kernels <= problem_.system.cores;
   c.memory_ns = (tiles * s.staged_tile_bytes + s.memory_extra_bytes) / problem_.system.dram_gbps;
   c.tp_network_ns = s.tp_network_ns;
   c.dp_network_ns = s.dp_network_ns;

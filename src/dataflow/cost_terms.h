@@ -60,7 +60,9 @@ struct ConfigTiming {
   double compute_ns = 0, memory_ns = 0, tp_network_ns = 0, dp_network_ns = 0;
   double ii_ns = 0;
   double sram_bytes = 0;
-  bool fits = true;  // SRAM and cores suffice
+  bool fits = true;            // SRAM and cores suffice
+  bool cores_fit = true;       // cores suffice (then they do for no configuration holding these)
+  double cycles_per_tile = 0;  // cycle mode: the slowest kernel's cycles per tile
   double network_ns() const { return tp_network_ns + dp_network_ns; }
 };
 
@@ -85,11 +87,15 @@ class CostTerms {
     double compute_ns = 0, tp_network_ns = 0, dp_network_ns = 0;
     double staged_tile_bytes = 0, fused_sram_bytes = 0, memory_extra_bytes = 0;
     int64_t kernels = 0, weighted = 0;
+    // Cycle mode: a lower bound on the configuration's cycles per tile, such as the answer for
+    // some of its members (adding kernels never lowers it).
+    double cycles_at_least = 0;
   };
   ConfigTiming finish(const Sums& sums, const std::vector<size_t>& members) const;
 
  private:
-  double cycle_mode_compute_ns(const std::vector<size_t>& members, bool& fits) const;
+  double cycle_mode_compute_ns(const std::vector<size_t>& members, double at_least, bool& fits,
+                               double& cycles) const;
 
   const DataflowProblem& problem_;
   const DataflowGraph& graph_;

@@ -80,8 +80,9 @@ void check_kernel(DataflowKernel& k, int64_t word, const std::string& file, Diag
   if (k.num_input < 0) throw InputError(at, label(k) + ": expected num_input >= 0");
   for (const double v : {k.input1_bytes, k.input2_bytes, k.weight_bytes, k.output_bytes,
                          k.memory_bytes, k.collective_bytes})
-    if (!std::isfinite(v)) throw InputError(at, label(k) + ": expected finite tensor sizes");
-  if (k.output_bytes <= 0) {
+    if (!std::isfinite(v) || v < 0)
+      throw InputError(at, label(k) + ": expected finite tensor sizes >= 0");
+  if (k.output_bytes == 0) {
     k.output_bytes = static_cast<double>(k.outer) * static_cast<double>(k.m) *
                      static_cast<double>(k.n) * static_cast<double>(word);
     d.warn(at, label(k) + ": no output_tensor_size; taking outer*M*N*word = " +
@@ -102,6 +103,10 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
   for (size_t i = 0; i < n; ++i) {
     check_kernel(kernels[i], problem.run.word_bytes, file, diagnostics);
     const auto [it, fresh] = index_of.emplace(kernels[i].id, i);
+    if (!fresh && kernels[i].id == 0)
+      throw InputError({file, kernels[i].line},
+                       label(kernels[i]) + ": expected an id (connections name kernels by id), " +
+                           "found none (or 0), like '" + kernels[it->second].name + "'");
     if (!fresh)
       throw InputError({file, kernels[i].line},
                        "expected unique kernel ids, found id " + std::to_string(kernels[i].id) +
@@ -120,9 +125,20 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
       throw InputError(
           at, "expected unique connection ids, found id " + std::to_string(edge.id) + " again");
     const auto from = index_of.find(edge.from_id), to = index_of.find(edge.to_id);
-    if (from == index_of.end() || to == index_of.end())
+    if (from == index_of.end() || to == index_of.end()) {
+      // A kernel without an id (0 in the file's proto3 encoding) is the likelier mistake.
+      const auto unnamed = index_of.find(0);
+      if (unnamed != index_of.end() && edge.from_id != 0 && edge.to_id != 0)
+        throw InputError({file, kernels[unnamed->second].line},
+                         label(kernels[unnamed->second]) +
+                             ": expected an id (connections name kernels by id), found none "
+                             "(or 0); " +
+                             name + " names kernel id " +
+                             std::to_string(from == index_of.end() ? edge.from_id : edge.to_id) +
+                             ", which no kernel has");
       throw InputError(at, name + ": expected startIdx and endIdx to name kernel ids, found " +
                                std::to_string(edge.from_id) + " -> " + std::to_string(edge.to_id));
+    }
     if (from->second == to->second)
       throw InputError(at, name + ": expected an acyclic graph, found a connection from " +
                                label(kernels[from->second]) + " to itself");

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace orrery {
 namespace {
@@ -22,7 +23,7 @@ Fusion fuse_kernels(const DataflowProblem& problem, const DataflowGraph& graph,
                     const CostTerms& terms, int64_t num_config) {
   const std::vector<size_t>& order = graph.order();
   const size_t n = order.size();
-  const auto configs = static_cast<size_t>(num_config > 0 ? num_config : static_cast<int64_t>(n));
+  const int64_t configs_total = num_config > 0 ? num_config : static_cast<int64_t>(n);
   std::vector<size_t> position(n);
   for (size_t i = 0; i < n; ++i)
     position[order[i]] = i;
@@ -30,7 +31,26 @@ Fusion fuse_kernels(const DataflowProblem& problem, const DataflowGraph& graph,
   for (const DataflowKernel& k : problem.kernels)
     any_forward = any_forward || !k.backward;
   const bool split = any_forward && graph.has_backward();
-  const size_t forward_last = (configs + 1) / 2 - 1, backward_first = configs / 2;
+  const int64_t forward_last = (configs_total + 1) / 2 - 1, backward_first = configs_total / 2;
+
+  // The configuration numbers the program tries (`slots`): every one, except that where more
+  // than n lie between two numbers that matter (a pin, the last forward and first backward
+  // configuration, the ends) only the first n of them are kept. Runs take increasing numbers,
+  // at most n of them, and numbers between the same two landmarks are interchangeable, so
+  // this changes no optimum; it keeps a huge num_config from costing memory and time.
+  std::set<int64_t> landmarks = {configs_total};
+  if (split) landmarks.insert({forward_last, backward_first});
+  for (const DataflowKernel& k : problem.kernels)
+    if (k.config >= 0 && k.config < configs_total) landmarks.insert(k.config);
+  std::vector<int64_t> slot;
+  int64_t from_value = 0;
+  for (const int64_t landmark : landmarks) {
+    for (int64_t v = from_value; v < landmark && v < from_value + static_cast<int64_t>(n); ++v)
+      slot.push_back(v);
+    if (landmark < configs_total) slot.push_back(landmark);
+    from_value = landmark + 1;
+  }
+  const size_t configs = slot.size();
 
   // Costs of every run [i, j), grown one kernel at a time.
   std::vector<Run> runs((n + 1) * (n + 1));
@@ -69,14 +89,19 @@ Fusion fuse_kernels(const DataflowProblem& problem, const DataflowGraph& graph,
       const ConfigTiming timing = terms.finish(sums, members);
       r.ii_ns = timing.fits ? timing.ii_ns : kInf;
       run(i, j) = r;
+      // Longer runs need at least these cycles, and at least these cores: when the cores do
+      // not suffice they stay infeasible (their Run keeps its infinite time).
+      sums.cycles_at_least = timing.cycles_per_tile;
+      if (!timing.cores_fit) break;
     }
   }
 
   const auto allowed = [&](const Run& r, size_t c) {
+    const int64_t value = slot[c];
     if (std::isinf(r.ii_ns) || r.pin == kConflict) return false;
-    if (r.pin != kNoPin && static_cast<size_t>(r.pin) != c) return false;
-    if (split && r.forward && c > forward_last) return false;
-    if (split && r.backward && c < backward_first) return false;
+    if (r.pin != kNoPin && r.pin != value) return false;
+    if (split && r.forward && value > forward_last) return false;
+    if (split && r.backward && value < backward_first) return false;
     return true;
   };
 
@@ -105,7 +130,7 @@ Fusion fuse_kernels(const DataflowProblem& problem, const DataflowGraph& graph,
   }
 
   Fusion f;
-  f.config_count = static_cast<int64_t>(configs);
+  f.config_count = configs_total;
   const size_t last = below_arg[at(n, configs - 1)];
   if (std::isinf(best[at(n, last)])) return f;
   f.found = true;
@@ -115,7 +140,7 @@ Fusion fuse_kernels(const DataflowProblem& problem, const DataflowGraph& graph,
   while (j > 0) {
     const size_t i = from[at(j, c)];
     for (size_t p = i; p < j; ++p)
-      f.config[order[p]] = static_cast<int64_t>(c);
+      f.config[order[p]] = slot[c];
     j = i;
     if (j > 0) c = below_arg[at(j, c - 1)];
   }

@@ -230,16 +230,66 @@ void keep_best(std::vector<Ranked>& top, Ranked candidate, size_t k) {
   if (top.size() > k) top.pop_back();
 }
 
+// The pins of a DATAFLOW file (kernels with config >= 0) against what a mapping needs:
+// configurations 0 to C - 1 (C = num_config, or one per kernel when it is 0); forward kernels in
+// the first half and backward ones in the second when the graph has both (DFModel's split, as
+// the fusion program applies it); and no kernel pinned to an earlier configuration than a
+// kernel it depends on, through free kernels too (configurations run in order).
 void check_pins(const DataflowProblem& p, const DataflowGraph& g) {
-  for (size_t e = 0; e < g.edges().size(); ++e) {
-    const auto& s = p.kernels[g.edges()[e].from];
-    const auto& d = p.kernels[g.edges()[e].to];
-    if (s.config > d.config)
-      throw InputError({p.source, p.edges[e].line},
-                       "connection " + std::to_string(p.edges[e].id) + ": kernel '" + s.name +
-                           "' is pinned to configuration " + std::to_string(s.config) +
-                           ", after its consumer '" + d.name + "' (" + std::to_string(d.config) +
-                           "); configurations run in order");
+  const size_t n = p.kernels.size();
+  const int64_t configs = p.run.num_config > 0 ? p.run.num_config : static_cast<int64_t>(n);
+  const std::string numbers =
+      configs == 1 ? "configuration 0" : fmt::format("configurations 0 to {}", configs - 1);
+  const std::string range = p.run.num_config > 0
+                                ? fmt::format("num_config {}: {}", configs, numbers)
+                                : "num_config 0: at most one per kernel, " + numbers;
+  bool any_forward = false;
+  for (const DataflowKernel& k : p.kernels)
+    any_forward = any_forward || !k.backward;
+  const bool split = any_forward && g.has_backward();
+  const int64_t forward_last = (configs + 1) / 2 - 1, backward_first = configs / 2;
+  const auto name = [](const DataflowKernel& k) {
+    return fmt::format("kernel '{}' (id {})", k.name, k.id);
+  };
+  for (const DataflowKernel& k : p.kernels) {
+    if (k.config < 0) continue;
+    const SourceLocation at{p.source, k.line};
+    if (k.config >= configs)
+      throw InputError(at, fmt::format("{}: expected config below {} ({}), found {}", name(k),
+                                       configs, range, k.config));
+    if (split && !k.backward && k.config > forward_last)
+      throw InputError(
+          at, fmt::format("{} is a forward kernel pinned to configuration {}, but "
+                          "DATAFLOW runs forward kernels in configurations 0 to {} "
+                          "and backward ones in {} to {} ({})",
+                          name(k), k.config, forward_last, backward_first, configs - 1, range));
+    if (split && k.backward && k.config < backward_first)
+      throw InputError(
+          at, fmt::format("{} is a backward kernel pinned to configuration {}, but "
+                          "DATAFLOW runs backward kernels in configurations {} to {} "
+                          "and forward ones in 0 to {} ({})",
+                          name(k), k.config, backward_first, configs - 1, forward_last, range));
+  }
+  // The latest pin each kernel depends on, and whose it is.
+  std::vector<int64_t> earliest(n, -1);
+  std::vector<size_t> because(n, 0);
+  for (const size_t k : g.order()) {
+    const DataflowKernel& kernel = p.kernels[k];
+    if (kernel.config >= 0 && earliest[k] > kernel.config)
+      throw InputError(
+          {p.source, kernel.line},
+          fmt::format("{} is pinned to configuration {}, but it depends on {}, "
+                      "pinned to configuration {}; configurations run in order",
+                      name(kernel), kernel.config, name(p.kernels[because[k]]), earliest[k]));
+    const int64_t here = kernel.config >= 0 ? kernel.config : earliest[k];
+    const size_t source = kernel.config >= 0 ? k : because[k];
+    for (const size_t e : g.out_edges(k)) {
+      const size_t to = g.edges()[e].to;
+      if (here > earliest[to]) {
+        earliest[to] = here;
+        because[to] = source;
+      }
+    }
   }
 }
 
@@ -299,7 +349,8 @@ void compare_stage2_outputs(const DataflowProblem& p, const Evaluation& ev,
 
 std::string SearchOutcome::statement() const {
   if (!searched) return "fixed mapping: the file leaves nothing to search";
-  std::string s = fmt::format("searched {} candidate mappings ({} fit)", evaluated, fitting);
+  std::string s = fmt::format("searched {} candidate mapping{} ({} fit)", evaluated,
+                              evaluated == 1 ? "" : "s", fitting);
   if (!exhaustive)
     return s + "; stopped at the time limit, so the best found is not proven optimal";
   if (fusion_restricted)
@@ -317,8 +368,21 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
   const SourceLocation system_at{problem.source, sys.line},
       run_at{problem.source, problem.run.line};
   const auto start = Clock::now();
-  const double limit_s =
-      options.time_limit_s.value_or(static_cast<double>(problem.limits.time_limit_s));
+  // Where the time limit comes from, for its messages: the file's gurobi block or the flag.
+  const SourceLocation limit_at =
+      options.time_limit_s
+          ? SourceLocation{problem.source, 0}
+          : SourceLocation{problem.source,
+                           problem.limits.line > 0 ? problem.limits.line : problem.run.line};
+  const std::string limit_name = options.time_limit_s ? "--time-limit" : "gurobi.time";
+  double limit_s = options.time_limit_s.value_or(static_cast<double>(problem.limits.time_limit_s));
+  if (!(limit_s >= 0))  // only the flag can be NaN: the file's time is an integer
+    throw InputError(
+        fmt::format("expected {} >= 0 seconds (0: none), found {}", limit_name, limit_s));
+  // A limit beyond a year stops nothing a search does; it is no limit (and keeps the deadline
+  // arithmetic of the clock in range).
+  constexpr double kLongestLimit = 365.0 * 24 * 3600;
+  if (limit_s > kLongestLimit) limit_s = 0;
 
   const std::vector<Layout> layouts = layouts_of(problem);
 
@@ -393,6 +457,13 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
   const bool free_fusion =
       std::find(styles.begin(), styles.end(), ExecutionStyle::Dataflow) != styles.end() &&
       !all_pinned;
+  // The fusion program keeps every contiguous run of kernels: n^2 of them per candidate.
+  constexpr size_t kMostFusedKernels = 1024;
+  if (free_fusion && problem.kernels.size() > kMostFusedKernels)
+    throw InputError({problem.source, problem.graph_line},
+                     fmt::format("DATAFLOW fusion of {} kernels: expected at most {} (the fusion "
+                                 "program is quadratic in kernels; one layer has tens)",
+                                 problem.kernels.size(), kMostFusedKernels));
   out.searched = candidates > 1 || free_fusion || out.sharding.chosen;
   out.fusion_restricted = free_fusion;
 
@@ -450,11 +521,15 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
 
   if (top.empty()) {
     if (timed_out)
-      throw InputError(run_at, fmt::format("the search's time limit ({:g} s) ran out before any "
-                                           "mapping was found; raise gurobi.time or --time-limit",
-                                           limit_s));
+      throw InputError(limit_at, fmt::format("the search's time limit ({} {:g} s) ran out before "
+                                             "any mapping was found; raise it",
+                                             limit_name, limit_s));
     if (candidates != 1 || free_fusion)
-      throw InputError(system_at, "no mapping fits the system (SRAM, cores or DRAM capacity)");
+      throw InputError(system_at, std::string("no mapping fits the system (SRAM, cores or DRAM "
+                                              "capacity)") +
+                                      (any_pinned && problem.run.style == ExecutionStyle::Dataflow
+                                           ? " with the file's pinned configurations"
+                                           : ""));
     // One fixed candidate that does not fit: evaluate it anyway, and say why DFModel would not.
     size_t i = 0;
     while (batches[i].empty())
@@ -473,10 +548,31 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
       evaluate(*scored_problem, graph, out.sharding, out.ranked.front().mapping, options.model);
   out.ranked.front().final_ns = out.best.final_ns;
   out.ranked.front().all_config_ii_ns = out.best.all_config_ii_ns;
+  // Results are reported on Orrery's clock: signed 64-bit picoseconds, about 106 days.
+  constexpr double kClockNs = 9.2e15;
+  if (!(out.best.final_ns < kClockNs))
+    throw InputError({problem.source, 0},
+                     fmt::format("the time per iteration ({:.3g} s) is beyond what Orrery's "
+                                 "picosecond clock holds (about 106 days); check the system's "
+                                 "rates and sizes (dram_bw, link_bw, freq, compute_util)",
+                                 out.best.final_ns / 1e9));
+  std::erase_if(out.ranked, [&](const RankedMapping& r) { return !(r.final_ns < kClockNs); });
   compare_stage2_outputs(problem, out.best, diagnostics);
-  for (const std::string& why : out.best.misfits)
+  // One warning for the configurations (often every one, for the same reason), one for DRAM.
+  const auto& misfits = out.best.misfits;
+  const auto configs_end = std::find_if(misfits.begin(), misfits.end(), [](const std::string& why) {
+    return !why.starts_with("configuration");
+  });
+  const auto count = configs_end - misfits.begin();
+  if (count > 0)
+    diagnostics.warn(system_at, "the mapping does not fit, so DFModel's solver would reject it: " +
+                                    misfits.front() +
+                                    (count > 1 ? fmt::format(" (and {} more configurations of {})",
+                                                             count - 1, out.best.configs.size())
+                                               : ""));
+  for (auto it = configs_end; it != misfits.end(); ++it)
     diagnostics.warn(system_at,
-                     "the mapping does not fit, so DFModel's solver would reject it: " + why);
+                     "the mapping does not fit, so DFModel's solver would reject it: " + *it);
   return out;
 }
 

@@ -61,6 +61,14 @@ Phase phase_of(const ConfigWork& w, Part p, std::vector<std::string>& caveats) {
 
 ConvertedWorkload to_workload(const DataflowProblem& problem, const DataflowGraph& graph,
                               const ShardingPlan& plan, const Evaluation& ev) {
+  if (!graph.has_backward())
+    throw InputError(
+        {problem.source, problem.graph_line},
+        "dataflow_graph: expected backward kernels to convert; this forward-only (inference) "
+        "graph cannot become a training workload: the event simulator runs forward and "
+        "backward passes with stage-to-stage transfers both ways, while DFModel prices "
+        "inference as II * phi * L_s * B / DP with no transfers (T_p2p = 0); use `orrery "
+        "simulate` without --mode");
   const LlmShape& llm = *problem.run.llm;
   const Mapping& m = ev.mapping;
   const double word = static_cast<double>(problem.run.word_bytes);

@@ -105,7 +105,8 @@ struct DataflowSystem {
   std::string topology;  // DFModel's message name: "r", "sw", "fc", "r_r", ..., "sw_sw_sw"
   std::vector<TopologyDimension> dimensions;  // x, y, z
   int64_t hbd = 0;                            // high-bandwidth-domain size (not modelled)
-  int64_t line = 0;
+  int64_t line = 0;                           // of the system block
+  int64_t topology_line = 0;                  // of the topology block (r_r, sw, ...)
 };
 
 struct DataflowCostTable {
@@ -146,13 +147,15 @@ struct DataflowRun {
   bool separate_rs_ag_for_ar = false;
   double compute_util = 0;  // > 0: util mode; 0: cycle model
   int64_t word_bytes = 2;
-  int64_t line = 0;
+  int64_t line = 0;      // of the run block (execution or miscellany)
+  int64_t llm_line = 0;  // of its llm block
 };
 
 struct SolverLimits {
   int64_t threads = 0;       // 0: all CPUs
   double gap = 0;            // relative optimality gap accepted
   int64_t time_limit_s = 0;  // 0: none
+  int64_t line = 0;          // of the gurobi block (0: none in the file)
 };
 
 struct DataflowProblem {
@@ -160,6 +163,7 @@ struct DataflowProblem {
   std::string source;                   // path it was read from
   std::vector<DataflowKernel> kernels;  // in file order
   std::vector<DataflowEdge> edges;      // in file order
+  int64_t graph_line = 0;               // of the dataflow_graph block
   DataflowSystem system;
   DataflowCostTable cost;
   DataflowRun run;

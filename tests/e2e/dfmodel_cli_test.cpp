@@ -259,4 +259,147 @@ TEST(DfmodelCli, ConvertedWorkloadRunsInTheEventSimulator) {
               j["iteration_time_s"].get<double>(), 1e-6);
 }
 
+// Exit status 2 and one line on stderr that starts with `start`.
+void expect_one_line_error(const CliRun& r, const std::string& start) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("orrery: " + start, 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(DfmodelCli, AbsurdNumbersAreOneLineErrorsNotCrashes) {
+  TempDir dir;
+  // 2^32 x 2^32 fixed sizes once overflowed to 0 and divided by it (SIGFPE).
+  const std::string overflow =
+      variant(dir, "ovf.txt",
+              {{"    x: 128\n", "    x: 4294967296\n"}, {"    y: 32\n", "    y: 4294967296\n"}});
+  expect_one_line_error(orrery("simulate " + overflow),
+                        overflow +
+                            ":1425: r_r: expected x between 0 and 2147483647 (0: free), found "
+                            "4294967296");
+  // NaN compute_util once gave "time per iteration -9223372036854776.0 ns" and exit 0.
+  const std::string nan = variant(dir, "nan.txt", {{"compute_util: 0.9", "compute_util: nan"}});
+  expect_one_line_error(orrery("simulate " + nan),
+                        nan + ":1460: miscellany: expected compute_util");
+  expect_one_line_error(
+      orrery("convert " + nan + " --to workload -o " + (dir.path() / "w.txt").string()),
+      nan + ":1460: miscellany: expected compute_util");
+  // An empty graph once stopped inside protobuf (rc 1).
+  std::string text = read_file(kSeed);
+  text.erase(text.find("  kernels {"), text.find("system {") - text.find("  kernels {") - 2);
+  const fs::path empty = dir.path() / "empty.txt";
+  std::ofstream(empty) << text;
+  expect_one_line_error(orrery("simulate " + empty.string()),
+                        empty.string() + ":1: dataflow_graph: expected at least one kernel");
+}
+
+TEST(DfmodelCli, TruncatedBinaryFileSaysWhereItEnds) {
+  TempDir dir;
+  const fs::path cut = dir.path() / "cut.pb";
+  std::ofstream(cut, std::ios::binary) << read_file(kSeedBinary).substr(0, 700);
+  const std::string start = cut.string() +
+                            ": expected a DFModel DSE file (protobuf text or binary); as binary, "
+                            "at byte ";
+  CliRun r = orrery("simulate " + cut.string());
+  expect_one_line_error(r, start);
+  EXPECT_NE(r.err.find(" of 700: dataflow_graph.kernels["), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(the file is cut off?)"), std::string::npos) << r.err;
+  r = orrery("simulate --format dfmodel " + cut.string());
+  expect_one_line_error(r, start);
+}
+
+TEST(DfmodelCli, PinsOfADataflowFileAreChecked) {
+  TempDir dir;
+  // The seed's kernel-by-kernel configurations 0-40 as DATAFLOW pins with num_config 8: they
+  // once ran as 41 configurations without a word. Kernel V (id 5), forward, is the first pinned
+  // outside the forward half 0-3.
+  const std::string eight = variant(
+      dir, "eight.txt",
+      {{"execution_style: KERNEL_BY_KERNEL", "execution_style: DATAFLOW\n  num_config: 8"}});
+  expect_one_line_error(orrery("simulate " + eight),
+                        eight +
+                            ":82: kernel 'V' (id 5) is a forward kernel pinned to "
+                            "configuration 4, but DATAFLOW runs forward kernels in "
+                            "configurations 0 to 3");
+}
+
+TEST(DfmodelCli, HugeTimeLimitIsNoLimit) {
+  TempDir dir;
+  const std::string free = variant(dir, "free.txt",
+                                   {{"    x: 128\n", "    x: 0\n"},
+                                    {"    y: 32\n", "    y: 0\n"},
+                                    {"time: 1200", "time: 9223372036854775807"}});
+  CliRun r = orrery("simulate " + free + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["search"]["proven_optimal"].get<bool>());
+  r = orrery("simulate " + free + " --json --time-limit 1e300");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["search"]["proven_optimal"].get<bool>());
+}
+
+TEST(DfmodelCli, ConfigurationsThatDoNotFitAreOneWarning) {
+  TempDir dir;
+  const std::string small = variant(dir, "sram.txt", {{"sram_cap: 88080380.0", "sram_cap: 10.0"}});
+  const CliRun r = orrery("simulate " + small + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto warnings = nlohmann::json::parse(r.out)["warnings"];
+  ASSERT_EQ(warnings.size(), 1u) << warnings;
+  EXPECT_NE(warnings[0].get<std::string>().find("(and 40 more configurations of 41)"),
+            std::string::npos)
+      << warnings[0];
+}
+
+TEST(DfmodelCli, EventModeSaysWhenItDepartsFromDfmodel) {
+  TempDir dir;
+  // The seed on TP 1 x PP 16 x DP 256: 8 layers per stage, so DFModel's pipeline factor divides
+  // its bubble by 7 and the event simulator's 1F1B bubble is far larger.
+  const std::string deep =
+      variant(dir, "deep.txt", {{"    x: 128\n", "    x: 16\n"}, {"    y: 32\n", "    y: 256\n"}});
+  CliRun r = orrery("simulate " + deep + " --mode event --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
+  const std::string warning = j["warnings"][0];
+  EXPECT_NE(warning.find("the event simulation departs from DFModel's formula by +"),
+            std::string::npos)
+      << warning;
+  EXPECT_NE(warning.find("L_s - 1 = 7 (8 layers per stage)"), std::string::npos) << warning;
+  // `convert` says so before any simulation.
+  r = orrery("convert " + deep + " -o " + (dir.path() / "deep_w.txt").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: " + deep +
+                       ": the event simulator's pipeline bubble will be "
+                       "about 7 times DFModel's"),
+            std::string::npos)
+      << r.err;
+  // The seed itself agrees within 1.1 %: nothing to say.
+  r = orrery("simulate " + kSeed + " --mode event --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["warnings"].empty()) << r.out;
+}
+
+TEST(DfmodelCli, ForwardOnlyGraphsAreNotConverted) {
+  TempDir dir;
+  const fs::path forward = dir.path() / "forward.txt";
+  std::string text = read_file(kSeed);
+  const std::string graph =
+      "dataflow_graph {\n"
+      "  kernels {\n"
+      "    name: \"X\"\n"
+      "    id: 1\n"
+      "    fwd_bwd: FWD\n"
+      "    type: SIMD\n"
+      "    elementwise_input1 { outer: 1 M: 25600 N: 2048 tiling: N_TILING }\n"
+      "  }\n"
+      "}\n";
+  text.replace(0, text.find("system {"), graph);
+  std::ofstream(forward) << text;
+  CliRun r = orrery("simulate " + forward.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string start = forward.string() +
+                            ":1: dataflow_graph: expected backward kernels to convert; this "
+                            "forward-only (inference) graph cannot become a training workload";
+  expect_one_line_error(orrery("simulate " + forward.string() + " --mode event"), start);
+  expect_one_line_error(orrery("convert " + forward.string()), start);
+}
+
 }  // namespace

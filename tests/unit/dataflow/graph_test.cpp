@@ -128,5 +128,27 @@ TEST(DataflowGraph, MissingSizesAreDerivedWithAWarning) {
   EXPECT_EQ(d.warnings().size(), 2u);
 }
 
+TEST(DataflowGraph, KernelWithoutIdIsNamed) {
+  // proto3 reads an absent id as 0; the connections that name the kernel then dangle.
+  DataflowProblem p = diamond();
+  p.kernels[0].id = 0;
+  EXPECT_EQ(error_of(p),
+            "tiny.txt:10: kernel 'a' (id 0): expected an id (connections name kernels by id), "
+            "found none (or 0); connection 1 names kernel id 1, which no kernel has");
+  p = diamond();
+  p.kernels[1].id = 0;
+  p.kernels[2].id = 0;
+  EXPECT_EQ(error_of(p),
+            "tiny.txt:30: kernel 'c' (id 0): expected an id (connections name kernels by id), "
+            "found none (or 0), like 'b'");
+}
+
+TEST(DataflowGraph, NegativeTensorSizesAreErrors) {
+  // Zero is "absent" and derived; a negative size is a mistake, not a missing value.
+  DataflowProblem p = diamond();
+  p.kernels[0].output_bytes = -64;
+  EXPECT_EQ(error_of(p), "tiny.txt:10: kernel 'a' (id 1): expected finite tensor sizes >= 0");
+}
+
 }  // namespace
 }  // namespace orrery

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "dataflow/sharding_plan.h"
 #include "tiny_problem.h"
@@ -165,6 +166,129 @@ TEST(MappingSearch, ThreadCountDoesNotChangeTheAnswer) {
     EXPECT_EQ(a.ranked[i].mapping.roles, b.ranked[i].mapping.roles) << i;
     EXPECT_EQ(a.ranked[i].final_ns, b.ranked[i].final_ns) << i;
   }
+}
+
+// A -> B (forward) -> C (backward), DATAFLOW on one chip with at most 4 configurations:
+// forward kernels take configurations 0-1, backward ones 2-3.
+DataflowProblem pinned_chain() {
+  DataflowProblem p = test::tiny_problem("r", {{LinkKind::Ring, 1, 10, ParallelRole::Data}});
+  p.kernels = {simd(1, "A", 8, 4), simd(2, "B", 8, 4), simd(3, "C", 8, 4, true)};
+  p.edges = {edge(1, 1, 2), edge(2, 2, 3)};
+  p.run.style = ExecutionStyle::Dataflow;
+  p.run.num_config = 4;
+  return p;
+}
+
+std::string search_error(const DataflowProblem& p, SearchOptions options = {}) {
+  try {
+    search(p, options);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(MappingSearch, PartialPinsLeaveTheOtherKernelsFree) {
+  // A pinned, its consumers free (-1): the fusion places them; a free consumer is no
+  // configuration -1 "before" its producer.
+  DataflowProblem p = pinned_chain();
+  p.kernels[0].config = 0;
+  const SearchOutcome out = search(p);
+  EXPECT_EQ(out.best.mapping.config[0], 0);
+  EXPECT_GE(out.best.mapping.config[2], 2);
+  p.kernels[0].config = -1;
+  p.kernels[1].config = 1;
+  EXPECT_EQ(search(p).best.mapping.config[1], 1);
+}
+
+TEST(MappingSearch, PinsOutsideWhatTheMappingAllowsAreNamed) {
+  DataflowProblem p = pinned_chain();
+  p.kernels[2].config = 9;
+  EXPECT_EQ(search_error(p),
+            "tiny.txt:30: kernel 'C' (id 3): expected config below 4 (num_config 4: "
+            "configurations 0 to 3), found 9");
+  p = pinned_chain();
+  p.kernels[2].config = 0;
+  EXPECT_EQ(search_error(p),
+            "tiny.txt:30: kernel 'C' (id 3) is a backward kernel pinned to configuration 0, but "
+            "DATAFLOW runs backward kernels in configurations 2 to 3 and forward ones in 0 to 1 "
+            "(num_config 4: configurations 0 to 3)");
+  p = pinned_chain();
+  p.kernels[1].config = 2;
+  EXPECT_EQ(search_error(p),
+            "tiny.txt:20: kernel 'B' (id 2) is a forward kernel pinned to configuration 2, but "
+            "DATAFLOW runs forward kernels in configurations 0 to 1 and backward ones in 2 to 3 "
+            "(num_config 4: configurations 0 to 3)");
+  // Through the free kernel B: C (3) depends on A (1); C pinned to 2 before A's 3 is not.
+  p = pinned_chain();
+  p.kernels[0].config = 1;
+  p.kernels[2].backward = false;
+  p.kernels[2].config = 0;
+  EXPECT_EQ(search_error(p),
+            "tiny.txt:30: kernel 'C' (id 3) is pinned to configuration 0, but it depends on "
+            "kernel 'A' (id 1), pinned to configuration 1; configurations run in order");
+}
+
+TEST(MappingSearch, NumConfigHoldsWhenEveryKernelIsPinned) {
+  DataflowProblem p = pinned_chain();
+  p.run.num_config = 2;
+  p.kernels[0].config = 0;
+  p.kernels[1].config = 0;
+  p.kernels[2].config = 2;
+  EXPECT_EQ(search_error(p),
+            "tiny.txt:30: kernel 'C' (id 3): expected config below 2 (num_config 2: "
+            "configurations 0 to 1), found 2");
+  p.kernels[2].config = 1;
+  const SearchOutcome out = search(p);
+  EXPECT_EQ(out.best.mapping.config, (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(out.best.mapping.config_count, 2);
+}
+
+TEST(MappingSearch, TimeLimitsBeyondAYearAreNoLimit) {
+  // gurobi.time 2^63 - 1 or --time-limit 1e300 once overflowed the deadline: "ran out".
+  DataflowProblem p = free_torus();
+  p.limits.time_limit_s = std::numeric_limits<int64_t>::max();
+  p.limits.line = 5;
+  EXPECT_TRUE(search(p).exhaustive);
+  SearchOptions o;
+  o.time_limit_s = 1e300;
+  EXPECT_TRUE(search(free_torus(), o).exhaustive);
+  o.time_limit_s = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(search_error(free_torus(), o),
+            "expected --time-limit >= 0 seconds (0: none), found nan");
+  o.time_limit_s = 1e-9;
+  EXPECT_EQ(search_error(free_torus(), o),
+            "tiny.txt: the search's time limit (--time-limit 1e-09 s) ran out before any mapping "
+            "was found; raise it");
+}
+
+TEST(MappingSearch, ConfigurationsThatDoNotFitAreOneWarning) {
+  // Kernel by kernel, each of the three configurations stages 16 + 16 bytes (B) or 16 (A, C)
+  // of SRAM; with 8 bytes none fits, and the single fixed mapping is reported once.
+  DataflowProblem p = pinned_chain();
+  p.run.style = ExecutionStyle::KernelByKernel;
+  p.kernels[2].backward = false;
+  p.system.sram_bytes = 8;
+  DataflowProblem copy = p;
+  Diagnostics d;
+  const DataflowGraph g = DataflowGraph::build(copy, d);
+  solve_dataflow(copy, g, {}, d);
+  ASSERT_EQ(d.warnings().size(), 1u);
+  EXPECT_EQ(d.warnings()[0].to_string(),
+            "tiny.txt:1: the mapping does not fit, so DFModel's solver would reject it: "
+            "configuration 0 (A) needs 16 bytes of SRAM and 1 cores; the chip has 8 and 4 (and 2 "
+            "more configurations of 3)");
+}
+
+TEST(MappingSearch, TimesBeyondTheClockAreAnError) {
+  // 10^-30 GB/s of DRAM: every staged byte costs 10^30 ns.
+  DataflowProblem p = pinned_chain();
+  p.run.style = ExecutionStyle::KernelByKernel;
+  p.kernels[2].backward = false;
+  p.system.dram_gbps = 1e-30;
+  const std::string error = search_error(p);
+  EXPECT_EQ(error.rfind("tiny.txt: the time per iteration (", 0), 0u) << error;
+  EXPECT_NE(error.find("is beyond what Orrery's picosecond clock holds"), std::string::npos);
 }
 
 }  // namespace

@@ -164,5 +164,36 @@ TEST(DfmodelSeed, FusedExecutionIsNeverSlowerThanKernelByKernel) {
   expect_relative(compute, kbk_compute, 1e-12, "compute");
 }
 
+// A second golden case: the seed's layer mapped as in DFModel's public SN30 example (TP 8 x PP
+// 128 on 1,024 chips, DATAFLOW with 6 pinned configurations, perfect overlap), an input file
+// written for Orrery from that example's facts (tests/golden/dfmodel/); the figures are the
+// example's log.txt (DFModel at 04f93d5e).
+TEST(DfmodelPublicExample, Sn30MappingReproducesTheLoggedFigures) {
+  const std::string path = ORRERY_SOURCE_DIR "/tests/golden/dfmodel/sn30-gpt1t-tp8-pp128.txt";
+  Diagnostics d;
+  DataflowProblem p = read_dfmodel(path, slurp(path), d);
+  check_modelled(p, d);
+  const DataflowGraph g = DataflowGraph::build(p, d);
+  const SearchOutcome out = solve_dataflow(p, g, {}, d);
+  const Evaluation& ev = out.best;
+  expect_relative(ev.final_ns / 1e9, 71.3571859590606, 1e-12, "final_s");
+  EXPECT_EQ(ev.cost.cost.total(), 21033984.0);
+  expect_relative(ev.cost.power.total(), 518779.73142290115, 1e-12, "total_power");
+  expect_relative(ev.all_config_ii_ns, 22138266.660537854, 1e-12, "all_config_II");
+  expect_relative(ev.pipeline.pipeline_factor, 1.0413411458333335, 1e-15, "pipeline_factor");
+  EXPECT_EQ(ev.pipeline.p2p_ns, 536870912.0);
+  expect_relative(ev.utilization, 0.8577353977595918, 1e-12, "util");
+  EXPECT_EQ(ev.peak_gflops, 614400.0);
+  EXPECT_EQ(ev.mapping.tp, 8);
+  EXPECT_EQ(ev.mapping.pp, 128);
+  const double per_config_ii[] = {2525032.3631868097, 2427354.1383769982, 2427413.397637828,
+                                  7282015.007722334,  2427259.3235596716, 5049192.430054214};
+  ASSERT_EQ(ev.configs.size(), 6u);
+  for (size_t c = 0; c < 6; ++c)
+    expect_relative(ev.configs[c].timing.ii_ns, per_config_ii[c], 1e-12, "Per_Config_II");
+  EXPECT_TRUE(ev.misfits.empty());
+  EXPECT_TRUE(d.warnings().empty());
+}
+
 }  // namespace
 }  // namespace orrery

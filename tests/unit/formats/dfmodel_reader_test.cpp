@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "formats/workload_reader.h"
@@ -349,6 +351,109 @@ TEST(DfmodelReader, MissingCostAndWordAreWarnings) {
   EXPECT_EQ(d.warnings()[0].to_string(), "w.txt: no cost block; cost and power are reported as 0");
   EXPECT_EQ(d.warnings()[1].to_string(),
             "w.txt:16: execution: no word size; taking 2 bytes per element");
+}
+
+// The seed with `from` replaced by `to` (which must occur).
+std::string seed_with(const std::string& from, const std::string& to) {
+  std::string text = slurp(kSeed);
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// 1-based line of the first occurrence of `needle` in `text`.
+int64_t line_of(const std::string& text, const std::string& needle) {
+  const auto at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  return 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
+}
+
+// Every numeric field is checked where it is read: finite, in range, located at its own line.
+TEST(DfmodelReader, NumericFieldsAreFiniteAndInRangeAtTheirLine) {
+  struct Case {
+    std::string from, to, message;
+  };
+  const std::vector<Case> cases = {
+      {"    x: 128\n", "    x: 4294967296\n",
+       "r_r: expected x between 0 and 2147483647 (0: free), found 4294967296"},
+      {"num_chip: 4096", "num_chip: 9223372036854775807",
+       "system: expected num_chip between 1 and 2147483647, found 9223372036854775807"},
+      {"core: 432", "core: 9223372036854775807",
+       "accelerator: expected core between 1 and 2147483647, found 9223372036854775807"},
+      {"compute_util: 0.9", "compute_util: nan",
+       "miscellany: expected compute_util to be a finite number >= 0, found nan"},
+      {"compute_util: 0.9", "compute_util: 1.5",
+       "miscellany: expected compute_util between 0 (cycle model) and 1, found 1.5"},
+      {"link_bw_x: 25.0", "link_bw_x: inf",
+       "r_r: expected link_bw_x to be a finite number > 0, found inf"},
+      {"dram_bw: 2039.0", "dram_bw: inf",
+       "memory: expected dram_bw to be a finite number > 0, found inf"},
+      {"dram_cap: 4294967300000.0", "dram_cap: nan",
+       "memory: expected dram_cap to be a finite number > 0, found nan"},
+      {"freq: 1.41", "freq: inf",
+       "accelerator: expected freq to be a finite number > 0, found inf"},
+      {"accelerator_price: 16522.25", "accelerator_price: nan",
+       "cost: expected accelerator_price to be a finite number >= 0, found nan"},
+      {"accelerator_price: 16522.25", "accelerator_price: -16522.25",
+       "cost: expected accelerator_price to be a finite number >= 0, found -16522.25"},
+      {"word: 2", "word: -2",
+       "miscellany: expected word between 0 and 2147483647 (0: 2 bytes), "
+       "found -2"},
+      {"      output_tensor_size: 104857600.0\n", "      output_tensor_size: -104857600.0\n",
+       "kernel 'Add_Prev_Layer' (id 1): expected output_tensor_size to be a finite number >= 0, "
+       "found -104857600"},
+      {"time: 1200", "time: -5", "gurobi: expected time >= 0 (seconds; 0: no limit), found -5"},
+      {"gap: 0.001", "gap: nan", "gurobi: expected gap to be a finite number >= 0, found nan"},
+      {"    shard_tensor_size: 51200.0\n", "    shard_tensor_size: nan\n",
+       "connection 1: expected shard_tensor_size to be a finite number >= 0, found nan"},
+      {"    config: 1\n", "    config: -2\n",
+       "kernel 'LayerNorm_1' (id 2): expected config between -1 (free) and 2147483647, found -2"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = seed_with(c.from, c.to);
+    EXPECT_EQ(error_of(text), "d.txt:" + std::to_string(line_of(text, c.to)) + ": " + c.message);
+  }
+}
+
+// A binary file has no lines: its errors name the block and field only.
+TEST(DfmodelReader, BinaryNumericErrorsNameTheBlock) {
+  std::string binary = binary_dse();
+  const std::string util = float_field(17, 0.9f);
+  ASSERT_NE(binary.find(util), std::string::npos);
+  binary.replace(binary.find(util), util.size(),
+                 float_field(17, std::numeric_limits<float>::quiet_NaN()));
+  EXPECT_EQ(error_of(binary),
+            "d.txt: execution: expected compute_util to be a finite number >= 0, found nan");
+}
+
+// `dataflow_graph { }` used to stop in protobuf asking a repeated field for one line.
+TEST(DfmodelReader, EmptyGraphIsAnError) {
+  std::string text = slurp(kSeed);
+  text.erase(text.find("  kernels {"), text.find("system {") - text.find("  kernels {") - 2);
+  ASSERT_EQ(text.rfind("dataflow_graph {\n}\nsystem {", 0), 0u) << text.substr(0, 40);
+  EXPECT_EQ(error_of(text), "d.txt:1: dataflow_graph: expected at least one kernel");
+}
+
+// A binary file cut short says where, instead of "a workload in a known format".
+TEST(DfmodelReader, TruncatedBinaryNamesWhereItEnds) {
+  // binary_dse() starts with dataflow_graph (tag, 1-byte length: 122 bytes), then kernel A
+  // (tag, length 38) at byte 4: name 3 bytes, id, fwd_bwd, type 2 each, the element-wise
+  // variant's tag and length, and from byte 15 its fields: outer, M, N (2 each), two sizes (5
+  // each), sharding (2), tiling (3), so memory_size's tag is at byte 36 and its 4-byte value at
+  // 38: cut after 40 bytes, 2 of them remain.
+  const std::string cut = binary_dse().substr(0, 40);
+  EXPECT_TRUE(looks_like_dfmodel_binary(cut));
+  EXPECT_EQ(detect_workload_format(cut), WorkloadFormat::Dfmodel);
+  EXPECT_EQ(error_of(cut),
+            "d.txt: expected a DFModel DSE file (protobuf text or binary); as binary, at byte 36 "
+            "of 40: dataflow_graph.kernels[0].elementwise_input1.memory_size needs 4 bytes, 2 "
+            "remain (the file is cut off?)");
+  // Bytes that are not a DSE file at all are not taken for one.
+  std::string garbage;
+  for (int i = 0; i < 1024; ++i)
+    garbage += static_cast<char>(i % 256);
+  EXPECT_FALSE(looks_like_dfmodel_binary(garbage));
 }
 
 TEST(DfmodelReader, DetectedFromContent) {
