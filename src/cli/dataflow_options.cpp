@@ -35,8 +35,9 @@ void add_dataflow_options(CLI::App& cmd, DataflowArgs& args) {
       ->check(integer_in(0, 1024))
       ->group(group);
   cmd.add_option("--time-limit", args.time_limit_s,
-                 "DFModel search: seconds (default: the file's gurobi.time; 0: none)")
-      ->check(number_in(0, 1e6))
+                 "DFModel search: seconds (default: the file's gurobi.time; 0 or over a year: "
+                 "none)")
+      ->check(number_at_least(0))
       ->group(group);
 }
 

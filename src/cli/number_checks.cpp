@@ -30,4 +30,15 @@ CLI::Validator number_in(double lo, double hi, bool lo_open) {
       expected);
 }
 
+CLI::Validator number_at_least(double lo) {
+  const std::string expected = fmt::format("a number of at least {}", lo);
+  return CLI::Validator(
+      [=](const std::string& text) -> std::string {
+        const auto v = parse_double(trim(text));
+        if (v && std::isfinite(*v) && *v >= lo) return "";
+        return "expected " + expected + ", found '" + text + "'";
+      },
+      expected);
+}
+
 }  // namespace orrery

@@ -13,5 +13,7 @@ namespace orrery {
 CLI::Validator integer_in(int64_t lo, int64_t hi);
 // A finite number in [lo, hi], or (lo, hi] when `lo_open`.
 CLI::Validator number_in(double lo, double hi, bool lo_open = false);
+// A finite number >= lo.
+CLI::Validator number_at_least(double lo);
 
 }  // namespace orrery
