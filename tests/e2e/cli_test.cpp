@@ -490,6 +490,19 @@ TEST(Collective, ForcedAlgorithmThatCannotRunIsWarned) {
   EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
+TEST(EventMode, ForcedAlgorithmThatCannotRunIsWarnedOncePerCollective) {
+  const CliRun r = orrery("simulate " + kSeed003 + " --cluster hgx-h100 --algo tree --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto warnings = nlohmann::json::parse(r.out)["warnings"];
+  int tp_all_reduce = 0;
+  for (const auto& w : warnings)
+    if (w.get<std::string>().find("--algo tree: tree needs a group spanning more than one server "
+                                  "(8 ranks); the tp all-reduce runs nvls instead") !=
+        std::string::npos)
+      ++tp_all_reduce;
+  EXPECT_EQ(tp_all_reduce, 1) << warnings.dump(1);
+}
+
 TEST(Collective, FlowModeRunsTheAnalyticalChoiceOrItsFastestStandIn) {
   // 1024 H100s, 1 GiB: auto picks NCCL's tree, which has no flow decomposition; the fastest
   // that has one is ring, and flow mode runs it in the time the ring's closed form gives.
