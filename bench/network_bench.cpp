@@ -18,7 +18,9 @@ namespace {
 
 void BM_CollectiveCostAuto(benchmark::State& state) {
   const Cluster c = load_cluster("hgx-h100");
-  const GroupShape shape{64, {8, 8}, false};
+  GroupShape shape;
+  shape.ranks = 64;
+  shape.span = {8, 8};
   Bytes size = 1;
   for (auto _ : state) {
     benchmark::DoNotOptimize(collective_cost(c.network, CollectiveKind::AllReduce, size, shape));

@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/number_checks.h"
@@ -43,15 +44,26 @@ CollectiveKind parse_op(const std::string& op) {
       op + "'");
 }
 
+// The largest message size accepted (1 PiB): far beyond any real collective, and small enough
+// that its time stays in range.
+constexpr Bytes kMaxSize = Bytes{1} << 50;
+
 Bytes size_flag(const std::string& flag, const std::string& text) {
+  Bytes size = 0;
   try {
-    return parse_size(text);
+    size = parse_size(text);
   } catch (const std::invalid_argument& e) {
     throw InputError(flag + ": " + e.what());
   }
+  if (size > kMaxSize)
+    throw InputError(flag + ": expected a size of at most 1 PiB, found '" + text + "'");
+  return size;
 }
 
 std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
+  if (!a.size.empty() && (!a.min_size.empty() || !a.max_size.empty()))
+    throw InputError(
+        "expected either --size or a sweep (-b/--min-size and -e/--max-size), not both");
   if (!a.size.empty()) return {size_flag("--size", a.size)};
   if (a.min_size.empty() || a.max_size.empty())
     throw InputError("expected --size, or --min-size and --max-size for a sweep");
@@ -70,6 +82,7 @@ int run_collective(const CollectiveArgs& a) {
   const CollectiveKind kind = parse_op(a.op);
   const Cluster cluster = load_cluster(a.cluster);
   const Algorithm algorithm = *parse_algorithm(a.algorithm);
+  const std::vector<Bytes> sizes = sizes_of(a);
   std::optional<RankPlacement> placement;
   try {
     placement.emplace(std::vector<ParallelAxis>{{"ranks", a.ranks}}, cluster.network);
@@ -82,14 +95,17 @@ int run_collective(const CollectiveArgs& a) {
   const std::vector<int64_t> members = placement->group_members(all, 0);
   const bool flow = a.mode == "flow";
 
+  // Printed once every size has run, so that an error leaves nothing half printed.
+  std::ostringstream text;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   if (!a.json) {
-    std::cout << fmt::format("# {} on {} ranks of {} (the first {} GPUs)\n", to_string(kind),
-                             a.ranks, cluster.name, a.ranks);
-    std::cout << fmt::format("# {:>14} {:>12} {:>12} {:>12}  {}\n", "size (B)", "time (us)",
-                             "algbw (GB/s)", "busbw (GB/s)", "algorithm");
+    text << fmt::format("# {} on {} ranks of {} (the first {} GPUs)\n", to_string(kind), a.ranks,
+                        cluster.name, a.ranks);
+    text << fmt::format("# {:>14} {:>12} {:>12} {:>12}  {}\n", "size (B)", "time (us)",
+                        "algbw (GB/s)", "busbw (GB/s)", "algorithm");
   }
-  for (const Bytes size : sizes_of(a)) {
+  bool warned = false;
+  for (const Bytes size : sizes) {
     CollectiveCost cost;
     if (flow) {
       const CollectiveFlowRun run =
@@ -97,6 +113,14 @@ int run_collective(const CollectiveArgs& a) {
       cost = {run.time, run.algorithm};
     } else {
       cost = collective_cost(cluster.network, kind, size, shape, algorithm);
+    }
+    if (algorithm != Algorithm::Auto && cost.algorithm != algorithm && !warned) {
+      const std::string why = algorithm_time(cluster.network, algorithm, kind, size, shape)
+                                  ? std::string(to_string(algorithm)) + " has no flow decomposition"
+                                  : unavailable_reason(cluster.network, algorithm, kind, shape);
+      std::cerr << "orrery: warning: --algo " << to_string(algorithm) << ": " << why << "; ran "
+                << to_string(cost.algorithm) << " instead\n";
+      warned = true;
     }
     const double seconds = cost.time.seconds();
     const double algbw = seconds > 0 ? static_cast<double>(size) / seconds / 1e9 : 0.0;
@@ -108,8 +132,8 @@ int run_collective(const CollectiveArgs& a) {
                       {"busbw_GBps", busbw},
                       {"algorithm", std::string(to_string(cost.algorithm))}});
     } else {
-      std::cout << fmt::format("  {:>14} {:>12.2f} {:>12.2f} {:>12.2f}  {}\n", size,
-                               cost.time.microseconds(), algbw, busbw, to_string(cost.algorithm));
+      text << fmt::format("  {:>14} {:>12.2f} {:>12.2f} {:>12.2f}  {}\n", size,
+                          cost.time.microseconds(), algbw, busbw, to_string(cost.algorithm));
     }
   }
   if (a.json) {
@@ -118,6 +142,8 @@ int run_collective(const CollectiveArgs& a) {
                                   {"cluster", cluster.name},
                                   {"results", rows}};
     std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << text.str();
   }
   return 0;
 }

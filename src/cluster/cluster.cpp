@@ -51,8 +51,18 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
   const std::string kind = r.scalar(r.required(node, "kind", where));
   Dimension dim;
   dim.name = node["name"] ? r.scalar(node["name"]) : kind;
-  dim.link_bandwidth = r.quantity(r.required(node, "bandwidth", where), parse_bandwidth);
-  if (node["latency"]) dim.latency = r.quantity(node["latency"], parse_duration);
+  const YAML::Node bandwidth = r.required(node, "bandwidth", where);
+  dim.link_bandwidth = r.quantity(bandwidth, parse_bandwidth);
+  const double bps = dim.link_bandwidth.in_bytes_per_second();
+  if (!(bps >= Topology::kMinBandwidth && bps <= Topology::kMaxBandwidth))
+    r.fail(bandwidth,
+           "expected a bandwidth between 1 MB/s and 1 PB/s, found '" + r.scalar(bandwidth) + "'");
+  if (node["latency"]) {
+    dim.latency = r.quantity(node["latency"], parse_duration);
+    if (dim.latency < Time::zero() || dim.latency > Time::from_seconds(1))
+      r.fail(node["latency"],
+             "expected a latency between 0 and 1 s, found '" + r.scalar(node["latency"]) + "'");
+  }
   if (node["efficiency"]) dim.efficiency = r.number(node["efficiency"], 0, true, 1);
   const auto only = [&](const char* key, const char* kinds) {
     if (node[key]) r.fail(node[key], std::string("'") + key + "' applies only to " + kinds);

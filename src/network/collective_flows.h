@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -40,11 +41,19 @@ struct Transfer {
   double bytes = 0;
 };
 
-// A step's transfers, run `repeat` times in a row (the steps of a ring are all alike).
+// A step's transfers, run `repeat` times in a row (the steps of a ring are all alike), each time
+// followed by `latency` (when absent: the largest latency of the transfers' routes).
 struct FlowStep {
   std::vector<Transfer> transfers;
   int64_t repeat = 1;
+  std::optional<Time> latency;
 };
+
+// The most flows one collective may run in flow mode (about ten seconds of simulation); more is
+// an InputError naming the count.
+constexpr uint64_t kMaxCollectiveFlows = 100'000'000;
+// Throws that InputError when `steps` would run more flows than kMaxCollectiveFlows.
+void check_flow_count(std::span<const FlowStep> steps);
 
 // Whether `algorithm` has a flow decomposition (tree has none).
 bool decomposes(Algorithm algorithm);

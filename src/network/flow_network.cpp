@@ -29,7 +29,15 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity)
       residual_(capacity_.size(), 0.0),
       unfrozen_on_(capacity_.size(), 0) {}
 
-FlowNetwork::FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Time now) {
+void FlowNetwork::set_tags(uint32_t tags) {
+  tags_ = std::max<uint32_t>(1, tags);
+  if (tags_ < 2) return;
+  tag_stats_.assign(tags_, std::vector<LinkStats>(capacity_.size()));
+  tag_rate_.assign(tags_, std::vector<double>(capacity_.size(), 0.0));
+}
+
+FlowNetwork::FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Time now,
+                                       uint32_t tag) {
   FlowId id;
   if (!free_.empty()) {
     id = free_.back();
@@ -46,6 +54,7 @@ FlowNetwork::FlowId FlowNetwork::start(std::span<const LinkId> path, double byte
   f.remaining = bytes;
   f.rate = 0;
   f.updated = now;
+  f.tag = tag;
   f.active = true;
   ++f.version;
   ++flows_started_;
@@ -70,6 +79,11 @@ void FlowNetwork::flush_link(LinkId l, Time now) {
   if (dt > Time::zero() && link_rate_[l] > 0) {
     stats_[l].bytes += link_rate_[l] * dt.seconds();
     stats_[l].busy += dt;
+    for (uint32_t t = 0; t < tag_rate_.size(); ++t)
+      if (tag_rate_[t][l] > 0) {
+        tag_stats_[t][l].bytes += tag_rate_[t][l] * dt.seconds();
+        tag_stats_[t][l].busy += dt;
+      }
   }
   link_updated_[l] = now;
 }
@@ -195,6 +209,19 @@ void FlowNetwork::solve_component(Time now) {
   for (const LinkId l : comp_links_) {
     link_rate_[l] = std::max(0.0, capacity_[l] - residual_[l]);
     stats_[l].peak = std::max(stats_[l].peak, link_rate_[l] / capacity_[l]);
+  }
+  if (!tag_rate_.empty()) {
+    for (const LinkId l : comp_links_)
+      for (auto& rates : tag_rate_)
+        rates[l] = 0;
+    for (const FlowId id : comp_flows_)
+      for (const LinkId l : flows_[id].path)
+        tag_rate_[flows_[id].tag][l] += flows_[id].rate;
+    for (const LinkId l : comp_links_)
+      for (uint32_t t = 0; t < tag_rate_.size(); ++t) {
+        LinkStats& st = tag_stats_[t][l];
+        st.peak = std::max(st.peak, tag_rate_[t][l] / capacity_[l]);
+      }
   }
 }
 

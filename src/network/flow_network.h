@@ -32,8 +32,13 @@ class FlowNetwork {
   explicit FlowNetwork(std::vector<double> capacity);
 
   // Starts a transfer of `bytes` over `path` at `now` (an empty path or zero bytes completes at
-  // once). The id stays valid until the flow is reported complete.
-  FlowId start(std::span<const LinkId> path, double bytes, Time now);
+  // once). The id stays valid until the flow is reported complete. `tag` (below tags()) says
+  // whose traffic it is, for per-tag link statistics.
+  FlowId start(std::span<const LinkId> path, double bytes, Time now, uint32_t tag = 0);
+
+  // Keeps link statistics per tag as well (e.g. one tag per job); call before any flow starts.
+  void set_tags(uint32_t tags);
+  uint32_t tags() const { return tags_; }
 
   // Earliest completion among flows in flight (Time::max() if none), after re-solving the rates
   // of components whose flows changed.
@@ -46,6 +51,11 @@ class FlowNetwork {
   // Brings the statistics up to `now`.
   void flush_stats(Time now);
   const LinkStats& stats(LinkId link) const { return stats_[link]; }
+  // The statistics of the flows of one tag on `link` (busy: time with one of them on it; peak:
+  // their highest combined rate / capacity). With one tag, the same as stats(link).
+  const LinkStats& stats(LinkId link, uint32_t tag) const {
+    return tags_ > 1 ? tag_stats_[tag][link] : stats_[link];
+  }
   size_t link_count() const { return capacity_.size(); }
 
   uint64_t flows_started() const { return flows_started_; }
@@ -60,6 +70,7 @@ class FlowNetwork {
     Time updated;                // when `remaining` was last brought up to date
     Time completion;
     uint32_t version = 0;
+    uint32_t tag = 0;
     bool active = false;
   };
 
@@ -73,6 +84,9 @@ class FlowNetwork {
   std::vector<double> link_rate_;
   std::vector<Time> link_updated_;
   std::vector<LinkStats> stats_;
+  uint32_t tags_ = 1;
+  std::vector<std::vector<LinkStats>> tag_stats_;  // [tag][link], with more than one tag
+  std::vector<std::vector<double>> tag_rate_;      // [tag][link]
 
   std::vector<Flow> flows_;
   std::vector<FlowId> free_;

@@ -19,6 +19,7 @@ LinkGraph::LinkGraph(const Topology& topology, int64_t gpus) : topology_(topolog
     positions *= extent_.back();
   }
   const int64_t all = positions;  // GPUs including the unused tail of the last block
+  int64_t below = 1;              // positions of the dimensions inside d, as laid out here
   for (size_t d = 0; d < topology.size(); ++d) {
     const Dimension& dim = topology[d];
     Family f;
@@ -33,18 +34,22 @@ LinkGraph::LinkGraph(const Topology& topology, int64_t gpus) : topology_(topolog
         capacity_.insert(capacity_.end(), static_cast<size_t>(all * (extent_[d] - 1)), cap);
         break;
       case DimensionKind::FatTree: {
-        f.servers = all / topology.positions_below(d);
+        // One server per position of this dimension and of the ones outside it.
+        f.servers = all / below;
         const int64_t per_leaf = dim.servers_per_leaf > 0 ? dim.servers_per_leaf : f.servers;
         f.pods = (f.servers + per_leaf - 1) / per_leaf;
         f.spines = per_leaf;
-        capacity_.insert(capacity_.end(), static_cast<size_t>(2 * f.servers * dim.rails), cap);
-        capacity_.insert(capacity_.end(), static_cast<size_t>(2 * dim.rails * f.pods * f.spines),
-                         cap / dim.oversubscription);
+        const int64_t rails = topology.rail_groups(d);
+        const double nic = topology.nic_bandwidth(d).in_bytes_per_second();
+        capacity_.insert(capacity_.end(), static_cast<size_t>(2 * f.servers * rails), nic);
+        capacity_.insert(capacity_.end(), static_cast<size_t>(2 * rails * f.pods * f.spines),
+                         nic / dim.oversubscription);
         break;
       }
     }
     f.count = static_cast<LinkId>(capacity_.size()) - f.base;
     family_.push_back(f);
+    below *= extent_[d];
   }
 }
 
@@ -67,12 +72,13 @@ int64_t LinkGraph::server_of(size_t d, const std::vector<int64_t>& coords) const
 }
 
 int64_t LinkGraph::rail_of(size_t d, const std::vector<int64_t>& coords) const {
+  // The GPU's index inside its server (the dimensions inside d at their full sizes).
   int64_t local = 0, stride = 1;
   for (size_t j = 0; j < d; ++j) {
     local += coords[j] * stride;
-    stride *= extent_[j];
+    stride *= topology_[j].size;
   }
-  return local * topology_[d].rails / topology_.positions_below(d);
+  return topology_.rail_of(d, local);
 }
 
 Time LinkGraph::route(int64_t src, int64_t dst, uint64_t hash, std::vector<LinkId>& path) const {
@@ -113,7 +119,7 @@ Time LinkGraph::route(int64_t src, int64_t dst, uint64_t hash, std::vector<LinkI
         break;
       }
       case DimensionKind::FatTree: {
-        const int64_t rails = dim.rails;
+        const int64_t rails = topology_.rail_groups(d);
         const int64_t rail = rail_of(d, at);
         const int64_t from_server = server_of(d, at);
         at[d] = to[d];
@@ -156,11 +162,12 @@ std::string LinkGraph::link_name(LinkId link) const {
         return dim.name + " gpu " + std::to_string(i / (extent_[d] - 1)) + " link " +
                std::to_string(i % (extent_[d] - 1));
       case DimensionKind::FatTree: {
-        const int64_t nic_links = 2 * f.servers * dim.rails;
+        const int64_t rails = topology_.rail_groups(d);
+        const int64_t nic_links = 2 * f.servers * rails;
         if (i < nic_links) {
           const int64_t nic = i / 2;
-          return dim.name + " server " + std::to_string(nic / dim.rails) + " rail " +
-                 std::to_string(nic % dim.rails) + (i % 2 ? " NIC down" : " NIC up");
+          return dim.name + " server " + std::to_string(nic / rails) + " rail " +
+                 std::to_string(nic % rails) + (i % 2 ? " NIC down" : " NIC up");
         }
         const int64_t j = (i - nic_links) / 2;
         const int64_t leaf = j / f.spines;

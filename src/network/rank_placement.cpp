@@ -11,6 +11,110 @@ int GroupShape::outermost() const {
   return -1;
 }
 
+int64_t GroupShape::blocks_at(size_t d) const {
+  if (d >= span.size()) return 1;
+  if (!blocks.empty()) return blocks[d];
+  int64_t product = 1;
+  for (size_t j = d; j < span.size(); ++j)
+    product *= span[j];
+  return product;
+}
+
+int64_t GroupShape::fewest_at(size_t d) const {
+  if (d >= span.size()) return ranks;
+  if (!fewest.empty()) return fewest[d];
+  int64_t product = 1;
+  for (size_t j = 0; j < d; ++j)
+    product *= span[j];
+  return product;
+}
+
+bool GroupShape::regular() const {
+  int64_t product = 1;
+  for (const int64_t s : span)
+    product *= s;
+  return product == ranks;
+}
+
+GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks, int64_t world) {
+  const size_t dims = topology.size();
+  GroupShape shape;
+  shape.ranks = static_cast<int64_t>(ranks.size());
+  shape.span.assign(dims, 1);
+  shape.blocks.assign(dims, 1);
+  shape.fewest.assign(dims, 1);
+  if (ranks.empty()) return shape;
+  // For each dimension: (position outside it, position in it) of every member; the span is the
+  // most distinct positions in it sharing one position outside.
+  std::vector<std::pair<int64_t, int64_t>> at(ranks.size());
+  int64_t below = 1;
+  for (size_t d = 0; d < dims; ++d) {
+    const Dimension& dim = topology[d];
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const int64_t position = ranks[i] / below;
+      at[i] = dim.size > 0 ? std::pair{position / dim.size, position % dim.size}
+                           : std::pair{int64_t{0}, position};
+    }
+    std::sort(at.begin(), at.end());
+    int64_t run = 0;
+    for (size_t i = 0; i < at.size(); ++i) {
+      if (i == 0 || at[i].first != at[i - 1].first) run = 0;
+      if (i == 0 || at[i] != at[i - 1]) ++run;
+      shape.span[d] = std::max(shape.span[d], run);
+    }
+    if (dim.kind == DimensionKind::FatTree && dim.servers_per_leaf > 0 &&
+        at.front().second / dim.servers_per_leaf != at.back().second / dim.servers_per_leaf)
+      shape.crosses_leaves = true;
+    // Level-d blocks: members sharing every coordinate from d outwards.
+    std::vector<int64_t> block(ranks.size());
+    for (size_t i = 0; i < ranks.size(); ++i)
+      block[i] = ranks[i] / below;
+    std::sort(block.begin(), block.end());
+    int64_t blocks = 0, count = 0, fewest = shape.ranks;
+    for (size_t i = 0; i < block.size(); ++i) {
+      if (i == 0 || block[i] != block[i - 1]) {
+        if (i > 0) fewest = std::min(fewest, count);
+        ++blocks;
+        count = 0;
+      }
+      ++count;
+    }
+    shape.blocks[d] = blocks;
+    shape.fewest[d] = std::min(fewest, count);
+    below *= dim.size > 0 ? dim.size : 1;
+  }
+  if (const auto e = topology.fat_tree()) {
+    // Per server: the members on each rail, over the job's GPUs on it (members only without a
+    // world); the least connected server rules.
+    const int64_t per_server = topology.positions_below(*e);
+    const int64_t rails = topology.rail_groups(*e);
+    std::vector<int64_t> servers(ranks.begin(), ranks.end());
+    std::sort(servers.begin(), servers.end());
+    double least = -1;
+    std::vector<int64_t> members(static_cast<size_t>(rails)), job(static_cast<size_t>(rails));
+    for (size_t i = 0; i < servers.size();) {
+      const int64_t server = servers[i] / per_server;
+      std::fill(members.begin(), members.end(), 0);
+      for (; i < servers.size() && servers[i] / per_server == server; ++i)
+        ++members[static_cast<size_t>(topology.rail_of(*e, servers[i] % per_server))];
+      std::fill(job.begin(), job.end(), 0);
+      if (world > 0) {
+        const int64_t used = std::min(per_server, world - server * per_server);
+        for (int64_t local = 0; local < used; ++local)
+          ++job[static_cast<size_t>(topology.rail_of(*e, local))];
+      }
+      double nics = 0;
+      for (size_t r = 0; r < members.size(); ++r)
+        if (members[r] > 0)
+          nics +=
+              static_cast<double>(members[r]) / static_cast<double>(std::max(members[r], job[r]));
+      least = least < 0 ? nics : std::min(least, nics);
+    }
+    shape.nics = least;
+  }
+  return shape;
+}
+
 RankPlacement::RankPlacement(std::vector<ParallelAxis> innermost_first, const Topology& topology)
     : axes_(std::move(innermost_first)), topology_(topology) {
   for (const ParallelAxis& axis : axes_) {
@@ -54,34 +158,7 @@ std::vector<int64_t> RankPlacement::group_bases(std::span<const size_t> axes) co
 }
 
 GroupShape RankPlacement::shape_of(std::span<const int64_t> ranks) const {
-  const size_t dims = topology_.size();
-  GroupShape shape;
-  shape.ranks = static_cast<int64_t>(ranks.size());
-  shape.span.assign(dims, 1);
-  // For each dimension: (position outside it, position in it) of every member; the span is the
-  // most distinct positions in it sharing one position outside.
-  std::vector<std::pair<int64_t, int64_t>> at(ranks.size());
-  int64_t below = 1;
-  for (size_t d = 0; d < dims; ++d) {
-    const Dimension& dim = topology_[d];
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      const int64_t position = ranks[i] / below;
-      at[i] = dim.size > 0 ? std::pair{position / dim.size, position % dim.size}
-                           : std::pair{int64_t{0}, position};
-    }
-    std::sort(at.begin(), at.end());
-    int64_t run = 0;
-    for (size_t i = 0; i < at.size(); ++i) {
-      if (i == 0 || at[i].first != at[i - 1].first) run = 0;
-      if (i == 0 || at[i] != at[i - 1]) ++run;
-      shape.span[d] = std::max(shape.span[d], run);
-    }
-    if (dim.kind == DimensionKind::FatTree && dim.servers_per_leaf > 0 &&
-        at.front().second / dim.servers_per_leaf != at.back().second / dim.servers_per_leaf)
-      shape.crosses_leaves = true;
-    below *= dim.size > 0 ? dim.size : 1;
-  }
-  return shape;
+  return orrery::shape_of(topology_, ranks, world_);
 }
 
 GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* uniform) const {
@@ -100,10 +177,20 @@ GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* unifor
       first = false;
       continue;
     }
-    if (shape.span != worst.span || shape.crosses_leaves != worst.crosses_leaves) same = false;
+    if (shape.span != worst.span || shape.crosses_leaves != worst.crosses_leaves ||
+        shape.fewest != worst.fewest || shape.nics != worst.nics)
+      same = false;
+    // The least connected of the groups: the most spread, with the fewest members per block and
+    // the fewest NICs any of them has.
+    std::vector<int64_t> fewest = worst.fewest;
+    for (size_t d = 0; d < fewest.size(); ++d)
+      fewest[d] = std::min(fewest[d], shape.fewest[d]);
+    const double nics = std::min(worst.nics, shape.nics);
     if (more_spread(shape, worst) ||
         (shape.span == worst.span && shape.crosses_leaves && !worst.crosses_leaves))
       worst = std::move(shape);
+    worst.fewest = std::move(fewest);
+    worst.nics = nics;
   }
   if (uniform) *uniform = same;
   return worst;

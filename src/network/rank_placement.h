@@ -20,6 +20,9 @@ struct ParallelAxis {
 };
 
 // How a communicator's ranks lie on the network.
+//
+// A "level-d block" is one position of dimension d and of every dimension outside it: the
+// GPUs below it (e.g. at level 1 of a switch + fat-tree network, one server).
 struct GroupShape {
   int64_t ranks = 1;
   // Per network dimension: how many positions of that dimension the group spreads over, within
@@ -28,10 +31,26 @@ struct GroupShape {
   std::vector<int64_t> span;
   // Fat-tree dimensions: whether the group reaches more than one leaf switch.
   bool crosses_leaves = false;
+  // Per dimension d: the level-d blocks the group occupies (blocks[0] = ranks), and the fewest
+  // members one of them holds (fewest[0] = 1). Empty: derived from the spans (an aligned block).
+  std::vector<int64_t> blocks, fewest;
+  // Fat-tree dimension: the NICs the members of the least connected server can use for the
+  // group, each shared with the job's other GPUs of its rail (so one rank of a data-parallel group
+  // beside 7 tensor-parallel peers on 4 rails gets half a NIC). 0: its share, fewest x rails /
+  // GPUs per server.
+  double nics = 0;
 
   // The outermost dimension with span > 1, or -1 for a single rank.
   int outermost() const;
+  int64_t blocks_at(size_t d) const;  // 1 beyond the outermost dimension
+  int64_t fewest_at(size_t d) const;  // ranks beyond the outermost dimension
+  // Whether the group is an aligned block: every occupied block of each level equally full.
+  bool regular() const;
 };
+
+// The shape of an explicit set of GPUs (sorted or not). `world`: the job holds GPUs 0 .. world -
+// 1 and shares NICs with them (see GroupShape::nics); without it, only the members use them.
+GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks, int64_t world = 0);
 
 class RankPlacement {
  public:

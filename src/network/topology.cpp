@@ -1,5 +1,6 @@
 #include "network/topology.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace orrery {
@@ -20,13 +21,25 @@ std::string_view to_string(DimensionKind kind) {
 
 Topology::Topology(std::vector<Dimension> dimensions) : dims_(std::move(dimensions)) {
   if (dims_.empty()) throw std::invalid_argument("a network needs at least one dimension");
+  int64_t capacity = 1, fat_trees = 0;
   for (size_t d = 0; d < dims_.size(); ++d) {
     const Dimension& dim = dims_[d];
     const std::string at = "dimension '" + dim.name + "': ";
     if (dim.size < 0 || (dim.size == 0 && d + 1 != dims_.size()))
       throw std::invalid_argument(at + "only the outermost dimension may leave its size open (0)");
-    if (!(dim.link_bandwidth.in_bytes_per_second() > 0))
-      throw std::invalid_argument(at + "bandwidth must be positive");
+    if (dim.size > kMaxCapacity / capacity)
+      throw std::invalid_argument(at + "the network would hold more than 2^40 GPUs");
+    if (dim.size > 0) capacity *= dim.size;
+    const double bps = dim.link_bandwidth.in_bytes_per_second();
+    if (!(bps >= kMinBandwidth && bps <= kMaxBandwidth))
+      throw std::invalid_argument(at + "bandwidth must be between 1 MB/s and 1 PB/s");
+    if (!(dim.latency >= Time::zero() && dim.latency <= Time::from_seconds(1)))
+      throw std::invalid_argument(at + "latency must be between 0 and 1 s");
+    if (dim.kind == DimensionKind::FatTree && ++fat_trees > 1)
+      throw std::invalid_argument(
+          at +
+          "a network has at most one fat-tree dimension (its leaves, spines and pods of "
+          "servers_per_leaf servers already make two tiers)");
     if (!(dim.efficiency > 0 && dim.efficiency <= 1) ||
         !(dim.nvls_efficiency > 0 && dim.nvls_efficiency <= 1))
       throw std::invalid_argument(at + "efficiencies must be in (0, 1]");
@@ -47,6 +60,25 @@ std::optional<int64_t> Topology::capacity() const {
     total *= dim.size;
   }
   return total;
+}
+
+std::optional<size_t> Topology::fat_tree() const {
+  for (size_t d = 0; d < dims_.size(); ++d)
+    if (dims_[d].kind == DimensionKind::FatTree) return d;
+  return std::nullopt;
+}
+
+int64_t Topology::rail_groups(size_t d) const {
+  return std::min(dims_[d].rails, positions_below(d));
+}
+
+Bandwidth Topology::nic_bandwidth(size_t d) const {
+  return dims_[d].effective() *
+         (static_cast<double>(dims_[d].rails) / static_cast<double>(rail_groups(d)));
+}
+
+int64_t Topology::rail_of(size_t d, int64_t local) const {
+  return local * rail_groups(d) / positions_below(d);
 }
 
 int64_t Topology::positions_below(size_t d) const {

@@ -41,7 +41,9 @@ struct Dimension {
   double nvls_efficiency = 1.0;
 
   // FatTree: NICs per server (one per rail), servers under one leaf switch of a rail (0 = all),
-  // and the leaf's downlink : uplink bandwidth ratio.
+  // and the leaf's downlink : uplink bandwidth ratio. A server is one position of the fat-tree
+  // dimension (all the GPUs of the dimensions inside it); with fewer rails than GPUs the GPUs of
+  // a rail share its NIC, with more each GPU's rails act as one bonded NIC (rail_groups()).
   int64_t rails = 1;
   int64_t servers_per_leaf = 0;
   double oversubscription = 1.0;
@@ -74,6 +76,23 @@ class Topology {
   // when `crosses_leaves`); both directions of its ring links (a bidirectional ring); one mesh
   // link.
   Bandwidth step_bandwidth(size_t d, bool crosses_leaves = false) const;
+
+  // Fat-tree dimension d: the NICs a server's GPUs are wired to as separate rails, min(rails,
+  // GPUs per server) (more rails than GPUs bond into one NIC per GPU), and the effective
+  // bandwidth of one such (possibly bonded) NIC.
+  int64_t rail_groups(size_t d) const;
+  Bandwidth nic_bandwidth(size_t d) const;
+  // The rail (group) of the GPU at `local` (0 .. positions_below(d) - 1) in its server.
+  int64_t rail_of(size_t d, int64_t local) const;
+
+  // The fat-tree dimension, if the network has one (at most one: its leaf and spine tiers and
+  // pods are one dimension).
+  std::optional<size_t> fat_tree() const;
+
+  // Limits on what a network may hold (a larger one is rejected as a likely mistake).
+  static constexpr int64_t kMaxCapacity = int64_t{1} << 40;
+  static constexpr double kMinBandwidth = 1e6;   // 1 MB/s
+  static constexpr double kMaxBandwidth = 1e15;  // 1 PB/s
 
  private:
   std::vector<Dimension> dims_;

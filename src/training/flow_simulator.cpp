@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <set>
 #include <unordered_map>
 
 #include "network/collective_flows.h"
@@ -113,12 +114,17 @@ struct FlowOwner {
 
 class Simulation {
  public:
-  Simulation(const Cluster& cluster, std::vector<Job>& jobs, int64_t gpus)
-      : topology_(cluster.network), jobs_(jobs), links_(cluster.network, gpus) {
+  Simulation(const Cluster& cluster, std::vector<Job>& jobs, int64_t gpus, Diagnostics& diagnostics)
+      : topology_(cluster.network),
+        jobs_(jobs),
+        links_(cluster.network, gpus),
+        diagnostics_(diagnostics) {
     std::vector<double> capacity(links_.link_count());
     for (LinkId l = 0; l < links_.link_count(); ++l)
       capacity[l] = links_.capacity(l);
     network_.emplace(std::move(capacity));
+    network_->set_tags(static_cast<uint32_t>(jobs_.size()));
+    flows_.assign(jobs_.size(), 0);
     for (uint32_t j = 0; j < jobs_.size(); ++j) {
       Job& job = jobs_[j];
       job.first_rank = static_cast<int64_t>(ranks_.size());
@@ -257,8 +263,9 @@ class Simulation {
     const int64_t dst = j.offset + ranks_[peer_of(g, task.to_stage)].local;
     path_.clear();
     const Time latency = links_.route(src, dst, hash_++, path_);
-    own(network_->start(path_, static_cast<double>(task.comm.bytes), now_), {false, g, t, latency});
-    ++flows_;
+    own(network_->start(path_, static_cast<double>(task.comm.bytes), now_, r.job),
+        {false, g, t, latency});
+    ++flows_[r.job];
   }
 
   void own(FlowNetwork::FlowId id, FlowOwner owner) {
@@ -308,9 +315,16 @@ class Simulation {
     if (it != routed_.end()) return it->second;
     const Algorithm algorithm = flow_algorithm(topology_, task.comm.kind, task.comm.bytes,
                                                j.group_shape[group], task.algorithm);
+    if (algorithm != task.algorithm && warned_.insert(task.algorithm).second)
+      diagnostics_.warn({}, std::string(to_string(task.algorithm)) +
+                                " has no flow decomposition; flow mode runs the fastest "
+                                "algorithm that has one in its place (here " +
+                                std::string(to_string(algorithm)) + ")");
     std::vector<RoutedStep> steps;
-    for (const FlowStep& fs :
-         collective_steps(topology_, algorithm, task.comm.kind, task.comm.bytes, gpus)) {
+    const std::vector<FlowStep> flow_steps =
+        collective_steps(topology_, algorithm, task.comm.kind, task.comm.bytes, gpus);
+    check_flow_count(flow_steps);
+    for (const FlowStep& fs : flow_steps) {
       RoutedStep s;
       s.repeat = fs.repeat;
       for (const Transfer& x : fs.transfers) {
@@ -319,6 +333,7 @@ class Simulation {
         s.bytes.push_back(x.bytes);
       }
       s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
+      if (fs.latency) s.latency = *fs.latency;
       steps.push_back(std::move(s));
     }
     return routed_.emplace(key, std::move(steps)).first->second;
@@ -363,9 +378,9 @@ class Simulation {
     for (size_t i = 0; i < s.bytes.size(); ++i) {
       const std::span<const LinkId> path(s.links.data() + s.path_begin[i],
                                          s.path_begin[i + 1] - s.path_begin[i]);
-      own(network_->start(path, s.bytes[i], now_), {true, id, 0, Time::zero()});
+      own(network_->start(path, s.bytes[i], now_, run.job), {true, id, 0, Time::zero()});
     }
-    flows_ += s.bytes.size();
+    flows_[run.job] += s.bytes.size();
     if (run.outstanding == 0) schedule(now_ + s.latency, EventKind::StepDone, id, 0);
   }
 
@@ -379,12 +394,14 @@ class Simulation {
   }
 
  public:
-  uint64_t flows_ = 0;
+  std::vector<uint64_t> flows_;  // started, per job
 
  private:
   const Topology& topology_;
   std::vector<Job>& jobs_;
   LinkGraph links_;
+  Diagnostics& diagnostics_;
+  std::set<Algorithm> warned_;
   std::optional<FlowNetwork> network_;
   std::vector<RankState> ranks_;
   std::vector<uint32_t> waiting_;
@@ -505,7 +522,7 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
                                                  Diagnostics& diagnostics) const {
   std::vector<Job> jobs;
   int64_t next = 0;
-  const int64_t block = cluster.network[0].size;
+  const int64_t block = std::max<int64_t>(1, cluster.network[0].size);
   for (const Workload* w : workloads) {
     SimulationOptions o = options;
     jobs.push_back(prepare(*w, cluster, o, next, diagnostics));
@@ -515,27 +532,32 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
   if (const auto cap = cluster.network.capacity(); cap && gpus > *cap)
     throw InputError("the jobs need " + std::to_string(gpus) + " GPUs but cluster '" +
                      cluster.name + "' has " + std::to_string(*cap));
-  Simulation sim(cluster, jobs, gpus);
+  Simulation sim(cluster, jobs, gpus, diagnostics);
   sim.run();
 
-  // The links that carried most.
-  std::vector<LinkUsage> hottest;
-  std::vector<LinkId> order(sim.network().link_count());
-  for (LinkId l = 0; l < order.size(); ++l)
-    order[l] = l;
-  const size_t keep = std::min(kHottestLinks, order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
-                    [&](LinkId a, LinkId b) {
-                      return sim.network().stats(a).bytes > sim.network().stats(b).bytes;
-                    });
-  for (size_t i = 0; i < keep; ++i) {
-    const auto& s = sim.network().stats(order[i]);
-    if (s.bytes <= 0) break;
-    hottest.push_back({sim.links().link_name(order[i]), s.bytes, s.busy, s.peak});
-  }
+  // Per job, the links that carried most of its traffic.
+  const auto hottest = [&](uint32_t job) {
+    std::vector<LinkUsage> list;
+    std::vector<LinkId> order(sim.network().link_count());
+    for (LinkId l = 0; l < order.size(); ++l)
+      order[l] = l;
+    const size_t keep = std::min(kHottestLinks, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
+                      [&](LinkId a, LinkId b) {
+                        return sim.network().stats(a, job).bytes >
+                               sim.network().stats(b, job).bytes;
+                      });
+    for (size_t i = 0; i < keep; ++i) {
+      const auto& s = sim.network().stats(order[i], job);
+      if (s.bytes <= 0) break;
+      list.push_back({sim.links().link_name(order[i]), s.bytes, s.busy, s.peak});
+    }
+    return list;
+  };
 
   std::vector<Result> results;
-  for (const Job& job : jobs) {
+  for (uint32_t j = 0; j < jobs.size(); ++j) {
+    const Job& job = jobs[j];
     // Each stage is represented by its rank that finishes last.
     std::vector<std::optional<StageTiming>> last(static_cast<size_t>(job.plan.parallelism.pp));
     for (int64_t l = 0; l < job.plan.parallelism.world_size; ++l) {
@@ -552,8 +574,8 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
       result.simulated_tasks +=
           static_cast<int64_t>(job.programs.stages[static_cast<size_t>(r.stage)].tasks.size());
     }
-    result.flows = static_cast<int64_t>(sim.flows_);
-    result.hottest_links = hottest;
+    result.flows = static_cast<int64_t>(sim.flows_[j]);
+    result.hottest_links = hottest(j);
     results.push_back(std::move(result));
   }
   return results;

@@ -19,8 +19,9 @@ class FlowSimulator final : public Simulator {
                   const SimulationOptions& options, Diagnostics& diagnostics) const override;
 
   // Several jobs on one network, each on its own GPUs: job k starts on the first innermost
-  // domain (server) after job k-1's last GPU. One Result per job, each with the shared network's
-  // link statistics.
+  // domain (server) after job k-1's last GPU. One Result per job, each with the flows it started
+  // and the links that carried most of its own traffic (bytes, busy time and peak utilisation
+  // of its flows alone; the network is shared, so the same link may appear under several jobs).
   std::vector<Result> simulate_jobs(std::span<const Workload* const> jobs, const Cluster& cluster,
                                     const SimulationOptions& options,
                                     Diagnostics& diagnostics) const;

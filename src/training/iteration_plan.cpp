@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 
 #include "network/rank_placement.h"
@@ -20,7 +21,10 @@ class CommPricer {
   CommPricer(const Parallelism& par, const Cluster& cluster,
              const std::vector<std::string>& placement, Algorithm algorithm,
              const std::string& source, Diagnostics& diagnostics)
-      : topology_(cluster.network), algorithm_(algorithm) {
+      : topology_(cluster.network),
+        algorithm_(algorithm),
+        source_(source),
+        diagnostics_(diagnostics) {
     const auto axis = [&](const std::string& name) {
       return static_cast<size_t>(std::find(placement.begin(), placement.end(), name) -
                                  placement.begin());
@@ -58,8 +62,15 @@ class CommPricer {
     const auto key = std::make_tuple(kind, group, bytes);
     const auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
-    const CollectiveCost c =
-        collective_cost(topology_, kind, bytes, shapes_[static_cast<size_t>(group)], algorithm_);
+    const GroupShape& shape = shapes_[static_cast<size_t>(group)];
+    const CollectiveCost c = collective_cost(topology_, kind, bytes, shape, algorithm_);
+    if (algorithm_ != Algorithm::Auto && c.algorithm != algorithm_ &&
+        warned_.insert({kind, group}).second)
+      diagnostics_.warn({source_, 0}, "--algo " + std::string(to_string(algorithm_)) + ": " +
+                                          unavailable_reason(topology_, algorithm_, kind, shape) +
+                                          "; the " + std::string(to_string(group)) + " " +
+                                          std::string(to_string(kind)) + " runs " +
+                                          std::string(to_string(c.algorithm)) + " instead");
     cache_.emplace(key, c);
     return c;
   }
@@ -83,6 +94,9 @@ class CommPricer {
 
   const Topology& topology_;
   Algorithm algorithm_;
+  std::string source_;
+  Diagnostics& diagnostics_;
+  std::set<std::pair<CollectiveKind, CommGroup>> warned_;
   std::optional<RankPlacement> placement_;
   std::array<GroupShape, kGroups.size()> shapes_;
   GroupShape pipeline_pair_;

@@ -59,8 +59,9 @@ TEST(BadInput, TimesBeyondTheRangeOfTimeAreRefusedNotWrapped) {
   for (const char* mode : {"event", "analytical"})
     expect_refused("simulate " + big.string() + " --mode " + mode,
                    "a simulated time exceeds the range Orrery represents");
+  // Bandwidths far outside any network are refused where they are given.
   expect_refused("simulate " + kSeed003 + " --nic-busbw '1 B/s'",
-                 "a simulated time exceeds the range Orrery represents");
+                 "bandwidth must be between 1 MB/s and 1 PB/s");
 }
 
 TEST(BadInput, SimaiListingsGetTheReadersOwnErrors) {

@@ -421,6 +421,107 @@ TEST(Collective, PublishedSingleServerBusBandwidth) {
   }
 }
 
+// Published H100 NVLS all-reduce bus bandwidth by GPU count (Table 1b-3, nccl issue #1455,
+// 2-4 GiB): the model's NVLS moves S (1 + 1/n) each way, so it gains on ring only above 4 GPUs.
+// Only the 8-GPU point calibrated nvls_efficiency; the others are checks.
+TEST(Collective, NvlsBusBandwidthByGpuCount) {
+  const std::pair<int, double> points[] = {{2, 370}, {4, 370}, {5, 420}, {6, 440}, {7, 460}};
+  for (const auto& [gpus, published] : points) {
+    const auto j = collective_json("--op allreduce --size 4GiB --cluster hgx-h100 --ranks " +
+                                   std::to_string(gpus));
+    EXPECT_NEAR(j["results"][0]["busbw_GBps"].get<double>(), published, published * 0.03) << gpus;
+  }
+}
+
+// Small messages: the per-step latencies were set from the 4 KiB all-reduce on 8 GPUs (Tables
+// 1a-1 and 1b-1), whichever algorithm auto picks (NVLS pays the ring's 14 steps).
+TEST(Collective, SmallMessageLatencyCalibrationPoints) {
+  for (const auto& [cluster, published_us] :
+       {std::pair<std::string, double>{"hgx-h100", 16.0}, {"dgx-a100", 21.4}}) {
+    const auto j = collective_json("--op allreduce --size 4KiB --ranks 8 --cluster " + cluster);
+    EXPECT_NEAR(j["results"][0]["time_s"].get<double>() * 1e6, published_us, published_us * 0.05)
+        << cluster;
+  }
+  // All-to-all latency grows with the peers: each of the 1023 peers of 1024 ranks on 8-GPU
+  // servers costs its dimension's latency, 7 x 1.1 us + 1016 x 5 us = 5.088 ms (hgx-h100).
+  const auto a = collective_json("--op alltoall --size 1KiB --ranks 1024 --cluster hgx-h100");
+  EXPECT_NEAR(a["results"][0]["time_s"].get<double>(), 5.0877e-3, 1e-6);
+}
+
+TEST(Collective, BadInputIsOneLineAndExitTwo) {
+  TempDir dir;
+  const fs::path huge = dir.path() / "huge.yaml";
+  std::ofstream(huge) << "name: z\nnetwork:\n  - kind: switch\n    size: 8\n"
+                         "    bandwidth: 1e300 TB/s\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--size 1GiB -b 1 -e 2", "expected either --size or a sweep"},
+      {"--size 1GiB --ranks 2000000000",
+       "--ranks: expected an integer from 1 to 1048576, found '2000000000'"},
+      {"--size 9223372036854775807", "--size: expected a size of at most 1 PiB"},
+      {"--size 1GiB --ranks 100000 --mode flow", "flow mode would run"},
+      {"--size 1GiB --cluster " + huge.string(),
+       huge.string() + ":5: expected a bandwidth between 1 MB/s and 1 PB/s"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CliRun r = orrery("collective " + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+}
+
+TEST(Collective, ForcedAlgorithmThatCannotRunIsWarned) {
+  CliRun r = orrery("collective --size 1MiB --ranks 6 --algo halving-doubling");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.err.find("warning: --algo halving-doubling: halving-doubling needs a power-of-two "
+                       "group"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("ran nvls instead"), std::string::npos) << r.err;
+  r = orrery("collective --size 1MiB --ranks 8 --algo tree");
+  EXPECT_NE(r.err.find("tree needs a group spanning more than one server"), std::string::npos)
+      << r.err;
+  r = orrery("collective --size 1MiB --ranks 8 --algo ring");
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(EventMode, ForcedAlgorithmThatCannotRunIsWarnedOncePerCollective) {
+  const CliRun r = orrery("simulate " + kSeed003 + " --cluster hgx-h100 --algo tree --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto warnings = nlohmann::json::parse(r.out)["warnings"];
+  int tp_all_reduce = 0;
+  for (const auto& w : warnings)
+    if (w.get<std::string>().find("--algo tree: tree needs a group spanning more than one server "
+                                  "(8 ranks); the tp all-reduce runs nvls instead") !=
+        std::string::npos)
+      ++tp_all_reduce;
+  EXPECT_EQ(tp_all_reduce, 1) << warnings.dump(1);
+}
+
+TEST(Collective, FlowModeRunsTheAnalyticalChoiceOrItsFastestStandIn) {
+  // 1024 H100s, 1 GiB: auto picks NCCL's tree, which has no flow decomposition; the fastest
+  // that has one is ring, and flow mode runs it in the time the ring's closed form gives.
+  const auto a = collective_json("--size 1GiB --ranks 1024 --cluster hgx-h100");
+  EXPECT_EQ(a["results"][0]["algorithm"], "tree");
+  const auto f = collective_json("--size 1GiB --ranks 1024 --cluster hgx-h100 --mode flow");
+  EXPECT_EQ(f["results"][0]["algorithm"], "ring");
+  const auto ring = collective_json("--size 1GiB --ranks 1024 --cluster hgx-h100 --algo ring");
+  EXPECT_NEAR(f["results"][0]["time_s"].get<double>(), ring["results"][0]["time_s"].get<double>(),
+              1e-8);
+  // Where auto's choice decomposes, flow mode runs it: NVLS on one server; partly filled servers
+  // take the same time both ways.
+  for (const std::string args : {"--size 1GiB --ranks 8", "--size 1GiB --ranks 12 --algo ring",
+                                 "--size 64MiB --ranks 12 --op broadcast"}) {
+    const auto x = collective_json(args + " --cluster hgx-h100");
+    const auto y = collective_json(args + " --cluster hgx-h100 --mode flow");
+    EXPECT_EQ(x["results"][0]["algorithm"], y["results"][0]["algorithm"]) << args;
+    EXPECT_NEAR(x["results"][0]["time_s"].get<double>(), y["results"][0]["time_s"].get<double>(),
+                1e-8)
+        << args;
+  }
+}
+
 TEST(FlowMode, TwoJobsShareOneNetwork) {
   const CliRun r =
       orrery("simulate " + kSeed003 + " " + kSeed003 + " --cluster dgx-a100 --mode flow --json");

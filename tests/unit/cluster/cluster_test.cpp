@@ -46,7 +46,8 @@ TEST(Cluster, MinimalFileGetsDocumentedDefaults) {
 
 TEST(Cluster, TorusExpandsIntoOneRingPerAxis) {
   const Cluster c = parse_cluster_yaml(
-      "name: t\nnetwork:\n  - name: ici\n    kind: torus\n    shape: [4, 2, 8]\n    bandwidth: 50 GB/s\n",
+      "name: t\nnetwork:\n  - name: ici\n    kind: torus\n    shape: [4, 2, 8]\n    bandwidth: 50 "
+      "GB/s\n",
       "t.yaml");
   ASSERT_EQ(c.network.size(), 3u);
   EXPECT_EQ(c.network[1].name, "ici.y");
@@ -70,7 +71,7 @@ TEST(Cluster, PresetsMatchTheirDatasheets) {
   EXPECT_TRUE(h100.network[0].nvls);
   EXPECT_DOUBLE_EQ(h100.network[1].link_bandwidth.in_gb_per_second(), 50);  // 400 Gb/s NDR
   const Cluster tpu = load_cluster("tpu-v4");
-  EXPECT_EQ(tpu.network.capacity(), 4096);                                  // 16 x 16 x 16
+  EXPECT_EQ(tpu.network.capacity(), 4096);                                 // 16 x 16 x 16
   EXPECT_DOUBLE_EQ(tpu.network[0].link_bandwidth.in_gb_per_second(), 50);  // 400 Gb/s ICI
 }
 
@@ -97,13 +98,38 @@ TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
             "c.yaml:10: expected placement to name tp, ep, dp and pp once each, innermost first");
 }
 
+TEST(Cluster, AbsurdBandwidthsLatenciesAndSizesAreRefusedWithTheirLine) {
+  std::string huge = kMinimal;
+  huge.replace(huge.find("100 GB/s"), 8, "1e300 TB/s");
+  EXPECT_EQ(error_of(huge),
+            "c.yaml:5: expected a bandwidth between 1 MB/s and 1 PB/s, found '1e300 TB/s'");
+  std::string tiny = kMinimal;
+  tiny.replace(tiny.find("200 Gb/s"), 8, "1e-300 B/s");
+  EXPECT_EQ(error_of(tiny),
+            "c.yaml:9: expected a bandwidth between 1 MB/s and 1 PB/s, found '1e-300 B/s'");
+  std::string slow = kMinimal;
+  slow.replace(slow.find("    bandwidth: 100 GB/s\n"), 0, "    latency: 5 s\n");
+  EXPECT_EQ(error_of(slow), "c.yaml:5: expected a latency between 0 and 1 s, found '5 s'");
+  EXPECT_EQ(error_of("name: x\nnetwork:\n  - kind: torus\n    shape: [4294967296, 4294967296, "
+                     "4294967296]\n    bandwidth: 1 GB/s\n"),
+            "c.yaml:3: expected a consistent network: dimension 'torus.y': the network would hold "
+            "more than 2^40 GPUs");
+  EXPECT_EQ(error_of("name: x\nnetwork:\n  - kind: switch\n    size: 8\n    bandwidth: 1 GB/s\n"
+                     "  - kind: fat-tree\n    size: 4\n    bandwidth: 1 GB/s\n"
+                     "  - kind: fat-tree\n    size: 0\n    bandwidth: 1 GB/s\n"),
+            "c.yaml:3: expected a consistent network: dimension 'fat-tree': a network has at most "
+            "one fat-tree dimension (its leaves, spines and pods of servers_per_leaf servers "
+            "already make two tiers)");
+}
+
 TEST(Cluster, UnknownPresetListsTheKnownOnes) {
   try {
     load_cluster("dgx-z900");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "--cluster 'dgx-z900': expected a preset (dgx-a100, hgx-h100, "
-                           "simai-default, tpu-v4) or a YAML file; no such file");
+    EXPECT_STREQ(e.what(),
+                 "--cluster 'dgx-z900': expected a preset (dgx-a100, hgx-h100, "
+                 "simai-default, tpu-v4) or a YAML file; no such file");
   }
 }
 

@@ -34,9 +34,11 @@ TEST(Ring, AllReduceInsideAServer) {
 }
 
 TEST(Ring, AcrossServersEveryLocalRankBringsItsNicShare) {
-  // 16 ranks, 8 per server: min(100, 8 x 25) = 100 GB/s; 30 steps of 5 us.
+  // 16 ranks, 8 per server: min(100, 8 x 25) = 100 GB/s: 1.875 x 1.6 GB / 100 GB/s = 30 ms.
+  // Latency per step of the dimension its hop crosses: a pass of 15 hops from rank 0 crosses
+  // servers once (7 -> 8) and stays inside 14 times: 2 x (14 x 1 + 1 x 5) us = 38 us.
   EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllReduce, 1'600'000'000, shape(16, {8, 2})),
-            us(30'150));
+            us(30'038));
   // One rank per server (beside TP 8): its own 25 GB/s.
   EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllReduce, 1'600'000'000, shape(16, {1, 16})),
             us(120'150));
@@ -75,10 +77,15 @@ TEST(Tree, LogLatencyAndHalfTheNetworkTrafficOnTwoServers) {
 }
 
 TEST(Nvls, AllReduceAtTheSwitchRate) {
-  // S / (port x nvls efficiency) + 2 alpha = 1 GB / 80 GB/s + 2 us.
+  // Each GPU moves S (1 + 1/n) each way at port x nvls efficiency, plus two passes that each
+  // synchronise all n GPUs: 1 GB x 9/8 / 80 GB/s + 2 x 7 x 1 us = 14,062.5 + 14 us.
   EXPECT_EQ(run(Algorithm::Nvls, CollectiveKind::AllReduce, 1'000'000'000, shape(8, {8, 1}),
                 two_tier(true)),
-            us(12'502));
+            us(14'076.5));
+  // On 4 GPUs the switch's share of 1/n weighs more: 1 GB x 5/4 / 80 GB/s + 6 us.
+  EXPECT_EQ(run(Algorithm::Nvls, CollectiveKind::AllReduce, 1'000'000'000, shape(4, {4, 1}),
+                two_tier(true)),
+            us(15'631));
   EXPECT_FALSE(algorithm_time(two_tier(false), Algorithm::Nvls, CollectiveKind::AllReduce, 1,
                               shape(8, {8, 1})));
   EXPECT_FALSE(algorithm_time(two_tier(true), Algorithm::Nvls, CollectiveKind::AllReduce, 1,
@@ -96,15 +103,46 @@ TEST(HalvingDoubling, LogStepsInnermostFirst) {
 }
 
 TEST(Direct, AllToAllBoundByTheSlowerTier) {
-  // 16 ranks over 2 servers, 16 MB per rank: 7 MB inside at 100 GB/s = 70 us, 8 MB out at
-  // 25 GB/s = 320 us; plus one 5 us step.
+  // 16 ranks over 2 servers, 16 MB per rank, 1 MB per peer. Routes first reach the
+  // destination's local position inside the server, so a GPU's switch port carries its 14 peers
+  // at other positions (7 here, 7 relayed for the other server): 14 MB / 100 GB/s = 140 us. A
+  // server's 8 NICs carry its 8 ranks' 8 MB to the other server: 64 MB / 200 GB/s = 320 us.
+  // Latency: each of the 15 peers in turn, 7 inside (1 us) and 8 across (5 us): 47 us.
   EXPECT_EQ(run(Algorithm::Direct, CollectiveKind::AllToAll, 16'000'000, shape(16, {8, 2})),
-            us(325));
-  // On a 4-ring, 4 MB per rank: shortest paths load a link with 4^2/8 = 2 pairs' 1 MB: 40 us + 1
-  // us.
+            us(367));
+  // On a 4-ring, 4 MB per rank: shortest paths load a link direction with 4^2/8 = 2 pairs' 1 MB:
+  // 40 us, + 3 peers x 1 us.
   EXPECT_EQ(
       run(Algorithm::Direct, CollectiveKind::AllToAll, 4'000'000, shape(4, {4, 1, 1}), torus()),
-      us(41));
+      us(43));
+}
+
+TEST(Direct, TorusPairsCrossEveryDimensionOnTheWay) {
+  // 4 x 4 x 4 torus, 64 ranks, 64 MB per rank, 1 MB per peer. Dimension-order routing moves a
+  // pair's bytes along x at the source's (y, z), then y, then z, so each dimension's ring links
+  // carry n/k = 16 ranks' worth of pairs: 16 x 2 (the 4-ring load) x 1 MB = 32 MB per link
+  // direction at 50 GB/s = 640 us; + 63 peers x 1 us.
+  EXPECT_EQ(
+      run(Algorithm::Direct, CollectiveKind::AllToAll, 64'000'000, shape(64, {4, 4, 4}), torus()),
+      us(703));
+  // 8 ranks on 4 x 2: x carries 8/4 x 2 = 4 pairs, y (a ring of 2: one link each way, as routed)
+  // 8/2 x 1 = 4 pairs of 1 MB: 4 MB / 50 GB/s = 80 us; + 7 us. A GPU sends 7 MB over its 3 links
+  // in use (2 in x, 1 in y): never faster than 7/3 MB / 50 GB/s = 46.7 us.
+  EXPECT_EQ(
+      run(Algorithm::Direct, CollectiveKind::AllToAll, 8'000'000, shape(8, {4, 2, 1}), torus()),
+      us(87));
+}
+
+TEST(Direct, RingLinkLoadOfShortestPaths) {
+  // Busiest link direction, one unit per ordered pair: k = 2: the one link each way; 3: 1;
+  // 4: 1 + 1 (distance-2 ties split by parity); 5: 1 + 2; 6: 1 + 2 + 2 (three even sources'
+  // ties over six links land twice on every other link); 16: 1 + ... + 7 + 4 = 32 = 16^2/8.
+  EXPECT_EQ(ring_link_load(2), 1);
+  EXPECT_EQ(ring_link_load(3), 1);
+  EXPECT_EQ(ring_link_load(4), 2);
+  EXPECT_EQ(ring_link_load(5), 3);
+  EXPECT_EQ(ring_link_load(6), 5);
+  EXPECT_EQ(ring_link_load(16), 32);
 }
 
 TEST(Torus, RingsUseBothDirectionsAndLevelsGoDimensionByDimension) {
@@ -184,19 +222,27 @@ namespace {
 
 TEST(RootedAndPointToPoint, PipelinedChainsAndShifts) {
   const Topology t = testing::two_tier();
-  // Broadcast of 64 MiB among 8 ranks of a switch: 64 chunks of 1 MiB through a chain of 8:
-  // (64 + 6) x (1 MiB / 100 GB/s + 1 us) = 70 x 11.48576 us.
+  // Broadcast of 64 MiB among 8 ranks of a switch: 64 chunks of 1 MiB stream through a chain of
+  // 8; the last rank waits for the first chunk to fill 6 more links: 64 MiB (1 + 6/64) / 100 GB/s
+  // = 734.0032 us, + 7 hops x 1 us.
   const auto bcast = algorithm_time(t, Algorithm::Ring, CollectiveKind::Broadcast, 64 * kMiB,
                                     testing::shape(8, {8, 1}));
   ASSERT_TRUE(bcast);
-  EXPECT_EQ(*bcast, Time::from_seconds(70 * 11.48576e-6));
+  EXPECT_EQ(*bcast, Time::from_seconds(741.0032e-6));
   EXPECT_EQ(*algorithm_time(t, Algorithm::Ring, CollectiveKind::Reduce, 64 * kMiB,
                             testing::shape(8, {8, 1})),
             *bcast);
-  // A small message is one chunk: n - 1 steps.
+  // A small message is one chunk, stored and forwarded n - 1 times.
   EXPECT_EQ(*algorithm_time(t, Algorithm::Ring, CollectiveKind::Broadcast, 1000,
                             testing::shape(8, {8, 1})),
             Time::from_seconds(7 * (1000 / 100e9 + 1e-6)));
+  // The chunks grow with the message, so many ranks do not swamp a large one: 1 GiB over 1024
+  // ranks of 8-GPU servers, ring bandwidth min(100, 8 x 25) = 100 GB/s, fills 1022 of 1024
+  // chunks: 1 GiB x 2046/1024 / 100 GB/s = 21.453 ms; hops: 896 inside servers (1 us) and 127
+  // across (5 us) = 1.531 ms.
+  EXPECT_EQ(*algorithm_time(t, Algorithm::Ring, CollectiveKind::Broadcast, kGiB,
+                            testing::shape(1024, {8, 128})),
+            Time::from_seconds(1073741824.0 * 2046 / 1024 / 100e9 + 1531e-6));
   // Sendrecv over two servers: each rank sends 100 MB to the next; the crossing at 25 GB/s rules.
   EXPECT_EQ(
       collective_cost(t, CollectiveKind::SendRecv, 100'000'000, testing::shape(16, {8, 2})).time,

@@ -52,31 +52,28 @@ TEST(CollectiveFlows, UncontendedFlowsTakeTheAnalyticalTime) {
   expect_flow_equals_analytical(two, Algorithm::Nvls, CollectiveKind::AllReduce, 1 << 30, 8);
 }
 
-TEST(CollectiveFlows, ChainsAcrossServersAreNoSlowerThanTheClosedForm) {
-  // The closed form charges every one of the C + n - 2 steps a full chunk on every GPU's port;
-  // as flows, the ramp-up and drain steps have fewer busy ports and each channel's exit GPU
-  // sends over its NIC, so 32 ranks on 4 servers finish 5-6 % sooner.
+TEST(CollectiveFlows, ChainsAcrossServersTakeTheAnalyticalTime) {
+  // The chain streams along each channel's ring rotated to the root; its fill and its hops'
+  // latencies are charged alike in both forms.
   const Topology t = testing::two_tier(true);
-  const RankPlacement placement({{"all", 32}}, t);
-  const std::vector<size_t> axis = {0};
-  const GroupShape shape = placement.group_shape(axis);
-  const auto members = first(32);
-  for (const auto kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce}) {
-    const Time flow = run_collective_flows(t, kind, 1 << 28, members, shape, Algorithm::Ring).time;
-    const Time closed = *algorithm_time(t, Algorithm::Ring, kind, 1 << 28, shape);
-    EXPECT_LE(flow, closed);
-    EXPECT_GT(flow / closed, 0.9);
-  }
+  for (const auto kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
+    for (const int64_t n : {16, 32, 12})
+      expect_flow_equals_analytical(t, Algorithm::Ring, kind, 1 << 28, n);
 }
 
 TEST(CollectiveFlows, RingChannelsCrossServersOnDistinctRails) {
-  // 16 ranks on 2 servers: 8 channels; in each direction the 8 crossings land on 8 different
-  // rails (routing reaches the destination's rail first), so all NICs share the load.
+  // 16 ranks on 2 servers: 8 channels; channel c enters each server at GPU c and leaves from
+  // the GPU before it, relayed to GPU c's rail, so in each direction the 8 crossings land on 8
+  // different rails and every NIC carries one channel.
   const Topology t = testing::two_tier();
   const auto steps =
       collective_steps(t, Algorithm::Ring, CollectiveKind::AllGather, 1 << 20, first(16));
-  ASSERT_EQ(steps.size(), 1u);
-  EXPECT_EQ(steps[0].repeat, 15);
+  // 15 steps: 14 hops inside a server (1 us), 1 across (5 us) per pass.
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].repeat, 14);
+  EXPECT_EQ(steps[0].latency, Time::from_us(1));
+  EXPECT_EQ(steps[1].repeat, 1);
+  EXPECT_EQ(steps[1].latency, Time::from_us(5));
   std::set<int64_t> forward, back;
   for (const Transfer& x : steps[0].transfers) {
     if (x.src / 8 < x.dst / 8) forward.insert(x.dst % 8);
@@ -84,6 +81,126 @@ TEST(CollectiveFlows, RingChannelsCrossServersOnDistinctRails) {
   }
   EXPECT_EQ(forward.size(), 8u);
   EXPECT_EQ(back.size(), 8u);
+}
+
+// Servers of 8 GPUs (100 GB/s ports) with `rails` NICs of 25 GB/s.
+Topology servers_with_rails(int64_t rails) {
+  std::vector<Dimension> dims = testing::two_tier().dimensions();
+  dims[1].rails = rails;
+  dims[1].servers_per_leaf = 0;
+  dims[1].oversubscription = 1;
+  return Topology(dims);
+}
+
+TEST(CollectiveFlows, FewerNicsThanGpusCarryOneChannelEach) {
+  // 4 rails on 8 GPUs (GPUs 2r and 2r + 1 share rail r): 4 channels, one per rail, so a
+  // server's ring bandwidth is 4 x 25 = 100 GB/s = the port: 3 servers, 1 GiB all-reduce:
+  // 2 x 23/24 x 1 GiB / 100 GB/s = 20.58 ms in both forms.
+  for (const int64_t rails : {4, 3, 2}) {
+    const Topology t = servers_with_rails(rails);
+    expect_flow_equals_analytical(t, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30, 24);
+    const auto rings =
+        collective_steps(t, Algorithm::Ring, CollectiveKind::AllGather, 1 << 20, first(24));
+    // Crossings from server 0 to 1 land on `rails` distinct rails.
+    std::set<int64_t> rails_used;
+    for (const Transfer& x : rings[0].transfers)
+      if (x.src / 8 == 0 && x.dst / 8 == 1) rails_used.insert(t.rail_of(1, x.dst % 8));
+    EXPECT_EQ(static_cast<int64_t>(rails_used.size()), rails);
+  }
+  // 3 rails: 3 x 25 = 75 GB/s < 100: 2 x 23/24 x 1 GiB / 75 GB/s + 2 x (21 x 1 + 2 x 5) us.
+  const Topology three = servers_with_rails(3);
+  const RankPlacement placement({{"all", 24}}, three);
+  const std::vector<size_t> axis = {0};
+  EXPECT_EQ(*algorithm_time(three, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30,
+                            placement.group_shape(axis)),
+            Time::from_seconds(2.0 * 23 / 24 * 1073741824.0 / 75e9 + 62e-6));
+}
+
+TEST(CollectiveFlows, PartlyFilledServersLimitTheRingToTheirNics) {
+  // One NIC per GPU: 9 ranks leave GPU 8 alone on server 1 with one 25 GB/s NIC, which every
+  // channel crosses both ways: 2 x 8/9 x 1 GiB / 25 GB/s. 10 ranks: 2 NICs, 12 ranks: 4 NICs
+  // (still below the 100 GB/s port).
+  const Topology t = servers_with_rails(8);
+  for (const auto& [n, nics] : {std::pair<int64_t, double>{9, 1}, {10, 2}, {12, 4}}) {
+    const RankPlacement placement({{"all", n}}, t);
+    const std::vector<size_t> axis = {0};
+    const GroupShape shape = placement.group_shape(axis);
+    EXPECT_DOUBLE_EQ(shape.nics, nics);
+    const auto nn = static_cast<double>(n);
+    // Latency: n - 2 hops inside, 1 across, per pass.
+    const double expected =
+        2 * (nn - 1) / nn * 1073741824.0 / (nics * 25e9) + 2 * ((nn - 2) * 1e-6 + 5e-6);
+    EXPECT_NEAR(
+        algorithm_time(t, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30, shape)->seconds(),
+        expected, 1e-9)
+        << n;
+    expect_flow_equals_analytical(t, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30, n);
+    expect_flow_equals_analytical(t, Algorithm::Ring, CollectiveKind::Broadcast, 1 << 30, n);
+    expect_flow_equals_analytical(t, Algorithm::Direct, CollectiveKind::AllToAll, 1 << 26, n);
+  }
+}
+
+TEST(CollectiveFlows, TorusAndMeshExchangesTakeTheAnalyticalTime) {
+  const Topology torus = testing::torus();
+  for (const int64_t n : {8, 16, 32, 64}) {
+    expect_flow_equals_analytical(torus, Algorithm::Direct, CollectiveKind::AllToAll, 1 << 26, n);
+    expect_flow_equals_analytical(torus, Algorithm::Direct, CollectiveKind::AllReduce, 1 << 26, n);
+    expect_flow_equals_analytical(torus, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 26, n);
+    expect_flow_equals_analytical(torus, Algorithm::Ring, CollectiveKind::Broadcast, 1 << 26, n);
+    expect_flow_equals_analytical(torus, Algorithm::HalvingDoubling, CollectiveKind::AllReduce,
+                                  1 << 26, n);
+  }
+  // A ring of 2 positions: one link each way (routing's), 50 GB/s, not 2 x 50.
+  std::vector<Dimension> two = {testing::dimension("r", DimensionKind::Ring, 2, 50)};
+  const Topology pair(two);
+  expect_flow_equals_analytical(pair, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30, 2);
+  const RankPlacement placement({{"all", 2}}, pair);
+  const std::vector<size_t> axis = {0};
+  EXPECT_EQ(*algorithm_time(pair, Algorithm::Ring, CollectiveKind::AllReduce, 1'000'000'000,
+                            placement.group_shape(axis)),
+            Time::from_us(20'000));  // 2 x 1/2 x 1 GB / 50 GB/s
+  // A switch of 4 inside an open mesh (25 GB/s links): 64 ranks, all-to-all.
+  std::vector<Dimension> sm = {testing::dimension("s", DimensionKind::Switch, 4, 100),
+                               testing::dimension("m", DimensionKind::Mesh, 0, 25)};
+  expect_flow_equals_analytical(Topology(sm), Algorithm::Direct, CollectiveKind::AllToAll, 1 << 26,
+                                64);
+}
+
+TEST(CollectiveFlows, FlowRunsTheAnalyticalChoiceOrItsFastestStandIn) {
+  const Topology two = testing::two_tier(true), torus = testing::torus();
+  for (const Topology* t : {&two, &torus})
+    for (const auto kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather,
+                            CollectiveKind::AllToAll, CollectiveKind::Broadcast})
+      for (const Bytes bytes : {Bytes{4096}, Bytes{1} << 20, Bytes{1} << 30})
+        for (const int64_t n : {8, 16, 64}) {
+          const RankPlacement placement({{"all", n}}, *t);
+          const std::vector<size_t> axis = {0};
+          const GroupShape shape = placement.group_shape(axis);
+          const Algorithm chosen = collective_cost(*t, kind, bytes, shape).algorithm;
+          const Algorithm flow = flow_algorithm(*t, kind, bytes, shape, Algorithm::Auto);
+          if (decomposes(chosen)) {
+            EXPECT_EQ(flow, chosen) << to_string(kind) << " " << bytes << " on " << n;
+            continue;
+          }
+          // Tree: the fastest algorithm that decomposes, whether or not auto would pick it.
+          const Time stand_in = *algorithm_time(*t, flow, kind, bytes, shape);
+          for (const Algorithm a : all_algorithms()) {
+            const auto time = algorithm_time(*t, a, kind, bytes, shape);
+            if (decomposes(a) && time) {
+              EXPECT_LE(stand_in, *time) << to_string(a);
+            }
+          }
+        }
+  // 64 ranks on 8 servers, 4 KiB: auto picks tree (2 (3 x 5 + 7 x 1) = 44 us of latency);
+  // ring pays 2 (56 x 1 + 7 x 5) = 182 us, halving-doubling 2 (3 x 1 + 3 x 5) = 36 us: the
+  // flow mode runs halving-doubling, although auto never picks it on a fat-tree.
+  const RankPlacement placement({{"all", 64}}, two);
+  const std::vector<size_t> axis = {0};
+  const GroupShape shape = placement.group_shape(axis);
+  EXPECT_EQ(collective_cost(two, CollectiveKind::AllReduce, 4096, shape).algorithm,
+            Algorithm::Tree);
+  EXPECT_EQ(flow_algorithm(two, CollectiveKind::AllReduce, 4096, shape, Algorithm::Auto),
+            Algorithm::HalvingDoubling);
 }
 
 TEST(CollectiveFlows, TreeHasNoDecompositionAndFallsBack) {

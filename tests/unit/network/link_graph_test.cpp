@@ -48,6 +48,28 @@ TEST(LinkGraph, TorusTakesTheShorterWayHopByHop) {
   EXPECT_EQ(path.size(), 3u);
 }
 
+TEST(LinkGraph, AFatTreeOutsideAPartlyUsedDimensionHasItsServers) {
+  // Switches of 8 in a mesh of 4, then a fat-tree whose servers are 32-GPU blocks: 8 or 16 GPUs
+  // use one block of the fat-tree (this divided by zero: servers = 8 / 32).
+  std::vector<Dimension> dims = {testing::dimension("s", DimensionKind::Switch, 8, 100),
+                                 testing::dimension("m", DimensionKind::Mesh, 4, 25),
+                                 testing::dimension("f", DimensionKind::FatTree, 0, 25)};
+  dims[2].rails = 2;
+  const Topology t(dims);
+  for (const int64_t gpus : {8, 16, 64}) {
+    const LinkGraph g(t, gpus);
+    std::vector<LinkId> path;
+    g.route(0, gpus - 1, 0, path);
+    EXPECT_FALSE(path.empty());
+  }
+  // 64 GPUs: two servers; GPU 63 (local 31, rail 1) reaches GPU 0 through rail 0 (PXN: first
+  // to local 0 of its own server over the switch and the mesh).
+  const LinkGraph g(t, 64);
+  std::vector<LinkId> path;
+  g.route(63, 0, 0, path);
+  EXPECT_EQ(g.link_name(path[path.size() - 2]), "f server 1 rail 0 NIC up");
+}
+
 TEST(LinkGraph, CapacitiesAreEffectiveAndOversubscribedAboveTheLeaf) {
   const Topology t = testing::two_tier();
   const LinkGraph g(t, 64);

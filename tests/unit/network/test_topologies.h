@@ -6,7 +6,8 @@
 
 namespace orrery::testing {
 
-inline Dimension dimension(const char* name, DimensionKind kind, int64_t size, double gb_per_second) {
+inline Dimension dimension(const char* name, DimensionKind kind, int64_t size,
+                           double gb_per_second) {
   Dimension d;
   d.name = name;
   d.kind = kind;
@@ -54,7 +55,11 @@ inline Topology torus() {
 }
 
 inline GroupShape shape(int64_t ranks, std::vector<int64_t> span, bool crosses_leaves = false) {
-  return {ranks, std::move(span), crosses_leaves};
+  GroupShape g;
+  g.ranks = ranks;
+  g.span = std::move(span);
+  g.crosses_leaves = crosses_leaves;
+  return g;
 }
 
 }  // namespace orrery::testing

@@ -38,5 +38,42 @@ TEST(Topology, RejectsInconsistentDimensions) {
   EXPECT_THROW(Topology({ring}), std::invalid_argument);
 }
 
+TEST(Topology, RejectsAbsurdValuesAndASecondFatTree) {
+  const Dimension sw = testing::dimension("s", DimensionKind::Switch, 8, 100);
+  Dimension ft = testing::dimension("f", DimensionKind::FatTree, 4, 25);
+  ft.rails = 8;
+  Dimension outer = ft;
+  outer.size = 0;
+  outer.rails = 2;
+  EXPECT_THROW(Topology({sw, ft, outer}), std::invalid_argument);  // one fat-tree at most
+  Dimension fast = sw, slow = sw, late = sw;
+  fast.link_bandwidth = Bandwidth::bytes_per_second(1e300);
+  slow.link_bandwidth = Bandwidth::bytes_per_second(1e-300);
+  late.latency = Time::from_seconds(2);
+  EXPECT_THROW(Topology({fast}), std::invalid_argument);
+  EXPECT_THROW(Topology({slow}), std::invalid_argument);
+  EXPECT_THROW(Topology({late}), std::invalid_argument);
+  // Three dimensions of 2^32 positions: 2^96 GPUs, not an overflowed "0".
+  Dimension huge = sw;
+  huge.size = int64_t{1} << 32;
+  EXPECT_THROW(Topology({huge, huge, huge}), std::invalid_argument);
+}
+
+TEST(Topology, MoreRailsThanGpusBondIntoOneNicPerGpu) {
+  // 16 rails of 25 GB/s on 8 GPUs: 8 rail groups of 2 x 25 GB/s, one per GPU.
+  const Dimension sw = testing::dimension("s", DimensionKind::Switch, 8, 400);
+  Dimension ft = testing::dimension("f", DimensionKind::FatTree, 0, 25);
+  ft.rails = 16;
+  const Topology t({sw, ft});
+  EXPECT_EQ(t.rail_groups(1), 8);
+  EXPECT_DOUBLE_EQ(t.nic_bandwidth(1).in_gb_per_second(), 50);
+  EXPECT_DOUBLE_EQ(t.step_bandwidth(1).in_gb_per_second(), 50);
+  // 4 rails: GPUs 2r and 2r + 1 share rail r.
+  ft.rails = 4;
+  const Topology four({sw, ft});
+  EXPECT_EQ(four.rail_of(1, 5), 2);
+  EXPECT_DOUBLE_EQ(four.nic_bandwidth(1).in_gb_per_second(), 25);
+}
+
 }  // namespace
 }  // namespace orrery

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "network/rank_placement.h"
 #include "synthetic_workloads.h"
 #include "training/event_simulator.h"
 
@@ -94,8 +95,53 @@ TEST(FlowSimulator, TwoJobsOnOneNetworkContend) {
             a_alone.breakdown.exposed_comm.at(CommGroup::Data));
   for (const Result& r : together)
     expect_partitioned(r);
-  ASSERT_FALSE(together[0].hottest_links.empty());
-  EXPECT_DOUBLE_EQ(together[0].hottest_links.front().peak_utilization, 1.0);
+  // Link statistics are each job's own: job A (servers 0-2, pods 0 and 1) never lists a NIC of
+  // servers 3-5 or a leaf of pod 2 (leaf index = rail x 3 pods + pod), job B (servers 3-5,
+  // pods 1 and 2) none of servers 0-2 or of pod 0.
+  const auto foreign = [](const std::string& name, int job) {
+    for (int server = 0; server < 6; ++server)
+      if ((server < 3) != (job == 0) &&
+          name.find("server " + std::to_string(server) + " ") != std::string::npos)
+        return true;
+    const auto leaf = name.find("leaf ");
+    if (leaf == std::string::npos) return false;
+    const int pod = std::stoi(name.substr(leaf + 5)) % 3;
+    return job == 0 ? pod == 2 : pod == 0;
+  };
+  for (int job = 0; job < 2; ++job) {
+    ASSERT_FALSE(together[job].hottest_links.empty());
+    for (const LinkUsage& l : together[job].hottest_links)
+      EXPECT_FALSE(foreign(l.name, job)) << "job " << job << ": " << l.name;
+    EXPECT_GT(together[job].flows, 0);
+  }
+  // Each job started as many flows as alone.
+  EXPECT_EQ(together[0].flows, a_alone.flows);
+  EXPECT_EQ(together[1].flows, b_alone.flows);
+}
+
+TEST(FlowSimulator, DataParallelRingsOfOneJobShareTheirNics) {
+  // 4 rails on 8-GPU servers (GPUs 2r and 2r + 1 share rail r's 25 GB/s NIC); tp 4, dp 4 on two
+  // servers: data-parallel group p holds GPUs p and p + 4 of each server, on rails p/2 and
+  // p/2 + 2, and groups p and p ^ 1 reduce at the same time over the same two NICs. The event
+  // mode charges each group its share, one NIC's worth (half of each of its two rails): 2 x 3/4 x
+  // 300 MB / 25 GB/s = 18 ms; in flow mode the four groups contend and take as long.
+  Cluster c = test_cluster();
+  std::vector<Dimension> dims = c.network.dimensions();
+  dims[1].rails = 4;
+  c.network = Topology(dims);
+  Layer l = layer("l", ms(1), ms(1), ms(1));
+  l.weight_grad.comm = comm(CollectiveKind::AllReduce, CommGroup::Data, 300'000'000);
+  const Workload w = uniform_workload(1, 1, 1, l, 1, 4, 16);
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  const Result flow = run_flow(w, c, ring), event = run_event(w, c, ring);
+  EXPECT_EQ(event.breakdown.exposed_comm.at(CommGroup::Data), ms(18));
+  EXPECT_NEAR(static_cast<double>(flow.iteration_time.ps()),
+              static_cast<double>(event.iteration_time.ps()), 1e4);
+  // Alone (one group of the four), a group has both NICs to itself: twice as fast.
+  Diagnostics d;
+  const GroupShape alone = shape_of(c.network, std::vector<int64_t>{0, 4, 8, 12});
+  EXPECT_DOUBLE_EQ(alone.nics, 2);
 }
 
 TEST(FlowSimulator, JobsMustFitTheNetwork) {
