@@ -61,6 +61,23 @@ class DotGraph {
   Agraph_t* graph_ = nullptr;
 };
 
+// Newlines in a label shown as "\n", so that messages stay on one line.
+std::string one_line(const std::string& text) {
+  std::string result;
+  for (const char c : text) {
+    if (c == '\n')
+      result += "\\n";
+    else if (c != '\r')
+      result += c;
+  }
+  return result;
+}
+
+bool is_id_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return std::isalnum(u) || c == '_' || c == '.' || u >= 0x80;
+}
+
 // The first line of a label ("AddmmBackward0\n---\nalpha: 1" -> "AddmmBackward0").
 std::string first_line(const std::string& label) {
   size_t end = label.find("\\n");
@@ -129,6 +146,81 @@ int64_t layer_index_of(std::string_view parameter_name) {
   return first.value_or(-1);
 }
 
+int64_t dot_node_line(std::string_view text, std::string_view name) {
+  static constexpr std::array<std::string_view, 6> kKeywords = {"graph", "digraph",  "node",
+                                                                "edge",  "subgraph", "strict"};
+  int64_t line = 1, first_mention = 0;
+  int depth = 0;  // inside an attribute list [...]
+  size_t i = 0;
+  const size_t n = text.size();
+  // After an ID at the top level: is the next token '[' (an attribute list)?
+  const auto attributes_follow = [&](size_t at) {
+    while (at < n && std::isspace(static_cast<unsigned char>(text[at])))
+      ++at;
+    return at < n && text[at] == '[';
+  };
+  const auto candidate = [&](std::string_view id, int64_t id_line, size_t after) -> bool {
+    if (depth > 0 || id != name ||
+        std::find(kKeywords.begin(), kKeywords.end(), id) != kKeywords.end())
+      return false;
+    if (first_mention == 0) first_mention = id_line;
+    return attributes_follow(after);
+  };
+  while (i < n) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      ++i;
+    } else if (c == '"') {
+      const int64_t start_line = line;
+      std::string id;
+      for (++i; i < n && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < n && text[i + 1] == '"') ++i;
+        if (text[i] == '\n') ++line;
+        id += text[i];
+      }
+      ++i;
+      if (candidate(id, start_line, i)) return start_line;
+    } else if (c == '/' && i + 1 < n && text[i + 1] == '/') {
+      while (i < n && text[i] != '\n')
+        ++i;
+    } else if (c == '/' && i + 1 < n && text[i + 1] == '*') {
+      for (i += 2; i < n && !(text[i] == '*' && i + 1 < n && text[i + 1] == '/'); ++i)
+        if (text[i] == '\n') ++line;
+      i += 2;
+    } else if (c == '[') {
+      ++depth;
+      ++i;
+    } else if (c == ']') {
+      depth = std::max(0, depth - 1);
+      ++i;
+    } else if (is_id_char(c) ||
+               (c == '-' && i + 1 < n &&
+                (std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '.'))) {
+      const size_t start = i;
+      for (++i; i < n && is_id_char(text[i]); ++i) {
+      }
+      if (candidate(text.substr(start, i - start), line, i)) return line;
+    } else {
+      ++i;
+    }
+  }
+  return first_mention > 0 ? first_mention : 1;
+}
+
+SourceLocation AutogradGraph::where(NodeId id) const {
+  return {path, text ? dot_node_line(*text, nodes[id].id) : 1};
+}
+
+std::string AutogradGraph::describe(NodeId id) const {
+  const GraphNode& n = nodes[id];
+  const std::string what = n.kind == NodeKind::Parameter ? "parameter"
+                           : n.kind == NodeKind::Output  ? "output"
+                                                         : one_line(n.label);
+  return "node " + n.id + " (" +
+         (n.kind == NodeKind::Parameter && !n.name.empty() ? n.name : what) + ")";
+}
+
 std::map<std::string, int64_t> AutogradGraph::label_counts() const {
   std::map<std::string, int64_t> counts;
   for (const GraphNode& n : nodes) {
@@ -143,7 +235,10 @@ std::map<std::string, int64_t> AutogradGraph::label_counts() const {
 }
 
 AutogradGraph parse_autograd_graph(const std::string& path, std::string_view content) {
-  const DotGraph dot(path, std::string(content));
+  AutogradGraph graph;
+  graph.path = path;
+  graph.text = std::make_shared<const std::string>(content);
+  const DotGraph dot(path, *graph.text);
   Agraph_t* g = dot.get();
   Agsym_t* const label_attribute = agattr(g, AGNODE, const_cast<char*>("label"), nullptr);
   Agsym_t* const fill_attribute = agattr(g, AGNODE, const_cast<char*>("fillcolor"), nullptr);
@@ -154,7 +249,6 @@ AutogradGraph parse_autograd_graph(const std::string& path, std::string_view con
   // cgraph numbers nodes 1, 2, ... in order of first mention (AGSEQ); ids_ maps those numbers
   // to ours, which skip saved-tensor nodes.
   constexpr NodeId kSkipped = std::numeric_limits<NodeId>::max();
-  AutogradGraph graph;
   const auto count = static_cast<size_t>(agnnodes(g));
   std::vector<NodeId> ids(count + 1, kSkipped);
   std::vector<Agnode_t*> by_id;
@@ -164,21 +258,26 @@ AutogradGraph parse_autograd_graph(const std::string& path, std::string_view con
     const std::string fill = attribute(n, fill_attribute);
     if (fill == "orange") continue;  // a saved tensor (show_saved=True)
     GraphNode node;
+    node.id = agnameof(n);
+    const auto fail = [&](const std::string& message) {
+      throw InputError({path, dot_node_line(*graph.text, node.id)},
+                       "node " + node.id + ": " + message);
+    };
     const std::string label = attribute(n, label_attribute);
     node.label = first_line(label);
     if (fill == "lightblue" || fill == "darkolivegreen1") {
       node.kind = fill == "lightblue" ? NodeKind::Parameter : NodeKind::Output;
       if (!split_tensor_label(label, node.name, node.shape))
-        throw InputError({path, 1}, "node " + std::string(agnameof(n)) +
-                                        ": expected a tensor label '<name> (<shape>)', found '" +
-                                        label + "'");
+        fail("expected a tensor label '<name> (<shape>)', found '" + one_line(label) + "'");
+      int64_t elements = 1;
+      for (const int64_t size : node.shape)
+        if (__builtin_mul_overflow(elements, size, &elements) || elements > kMaxTensorElements)
+          fail("expected a tensor shape of at most 2^40 elements, found '" + one_line(label) + "'");
       if (node.kind == NodeKind::Output) node.name.clear();
     } else if (node.label == "AccumulateGrad") {
       node.kind = NodeKind::AccumulateGrad;
     } else {
-      if (node.label.empty())
-        throw InputError({path, 1}, "node " + std::string(agnameof(n)) +
-                                        ": expected a label naming an autograd function");
+      if (node.label.empty()) fail("expected a label naming an autograd function");
       node.op = forward_op(node.label);
     }
     ids.at(AGSEQ(n)) = static_cast<NodeId>(graph.nodes.size());
@@ -196,6 +295,24 @@ AutogradGraph parse_autograd_graph(const std::string& path, std::string_view con
       graph.nodes[tail].consumers.push_back(id);
       ++graph.edges;
     }
+  }
+  // What torchviz always draws: every autograd function has an input that needs a gradient (else
+  // it would not exist), every AccumulateGrad the parameter it accumulates into, and parameters
+  // are leaves.
+  for (NodeId id = 0; id < graph.nodes.size(); ++id) {
+    const GraphNode& node = graph.nodes[id];
+    const auto fail = [&](const std::string& message) {
+      throw InputError(graph.where(id), graph.describe(id) + ": " + message);
+    };
+    if (node.kind == NodeKind::Op && node.inputs.empty())
+      fail(
+          "expected at least one input edge (an autograd function exists only for an input "
+          "that needs a gradient); is an edge missing?");
+    if (node.kind == NodeKind::AccumulateGrad &&
+        (node.inputs.size() != 1 || graph.nodes[node.inputs[0]].kind != NodeKind::Parameter))
+      fail("expected exactly one input edge, from the parameter it accumulates into");
+    if (node.kind == NodeKind::Parameter && !node.inputs.empty())
+      fail("expected no input edges: a parameter is a leaf of the graph");
   }
 
   // Layers: a parameter's from its name, an operator's the largest among its inputs'. The sort
@@ -221,12 +338,34 @@ AutogradGraph parse_autograd_graph(const std::string& path, std::string_view con
     }
   }
   if (graph.forward_order.size() != graph.nodes.size()) {
-    const auto stuck = static_cast<NodeId>(
+    // Every node left has an input left; walking inputs backwards from one must repeat a node,
+    // and the walk from that node's first visit is a cycle.
+    NodeId at = static_cast<NodeId>(
         std::find_if(pending.begin(), pending.end(), [](size_t p) { return p > 0; }) -
         pending.begin());
-    throw InputError({path, 1}, "expected an acyclic autograd graph; node " +
-                                    std::string(agnameof(by_id[stuck])) + " (" +
-                                    graph.nodes[stuck].label + ") is on a cycle");
+    std::vector<size_t> visited(graph.nodes.size(), std::numeric_limits<size_t>::max());
+    std::vector<NodeId> walk;
+    while (visited[at] == std::numeric_limits<size_t>::max()) {
+      visited[at] = walk.size();
+      walk.push_back(at);
+      for (const NodeId i : graph.nodes[at].inputs) {
+        if (pending[i] > 0) {
+          at = i;
+          break;
+        }
+      }
+    }
+    std::vector<NodeId> cycle(walk.begin() + static_cast<ptrdiff_t>(visited[at]), walk.end());
+    std::reverse(cycle.begin(), cycle.end());  // in forward (edge) direction
+    const NodeId first = *std::min_element(cycle.begin(), cycle.end());  // in file order
+    std::rotate(cycle.begin(), std::find(cycle.begin(), cycle.end(), first), cycle.end());
+    std::string path_text;
+    for (size_t k = 0; k < cycle.size() && k < 8; ++k)
+      path_text += graph.nodes[cycle[k]].id + " -> ";
+    path_text += cycle.size() > 8 ? "..." : graph.nodes[first].id;
+    throw InputError(graph.where(first), "expected an acyclic autograd graph; " +
+                                             graph.describe(first) +
+                                             " is on a cycle: " + path_text);
   }
   return graph;
 }
