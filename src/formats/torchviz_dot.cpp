@@ -167,7 +167,8 @@ std::vector<Builder::Parameter> Builder::parameters() const {
   std::vector<size_t> position(graph_.nodes.size(), 0);
   for (size_t i = 0; i < graph_.forward_order.size(); ++i)
     position[graph_.forward_order[i]] = i;
-  std::map<NodeId, std::tuple<size_t, int64_t, size_t>> first_use;
+  using Key = std::tuple<size_t, int64_t, size_t>;
+  std::vector<Key> first_use(graph_.nodes.size(), Key{kNone, 0, 0});
   for (const NodeId id : graph_.forward_order) {
     const GraphNode& n = node(id);
     if (n.kind != NodeKind::Op || shapes_.from_parameter[id]) continue;
@@ -175,21 +176,20 @@ std::vector<Builder::Parameter> Builder::parameters() const {
       if (!shapes_.from_parameter[n.inputs[arg]]) continue;
       const auto p = parameter_of(graph_, shapes_, n.inputs[arg]);
       if (!p) continue;
-      const std::tuple<size_t, int64_t, size_t> key = {
-          position[id], -static_cast<int64_t>(node(*p).shape.size()), arg};
-      auto [it, added] = first_use.try_emplace(*p, key);
-      if (!added) it->second = std::min(it->second, key);
+      first_use[*p] = std::min(
+          first_use[*p], Key{position[id], -static_cast<int64_t>(node(*p).shape.size()), arg});
     }
   }
-  const auto registration = [&](const Parameter& p) {
-    const auto it = first_use.find(p.node);
-    return it != first_use.end() ? it->second
-                                 : std::tuple<size_t, int64_t, size_t>{kNone, 0, p.node};
-  };
-  std::stable_sort(params.begin(), params.end(), [&](const Parameter& a, const Parameter& b) {
-    return registration(a) < registration(b);
-  });
-  return params;
+  std::vector<std::pair<Key, size_t>> order;  // (registration key, index in params)
+  order.reserve(params.size());
+  for (size_t i = 0; i < params.size(); ++i)
+    order.emplace_back(first_use[params[i].node], i);  // ties: file order
+  std::sort(order.begin(), order.end());
+  std::vector<Parameter> sorted;
+  sorted.reserve(params.size());
+  for (const auto& [key, i] : order)
+    sorted.push_back(params[i]);
+  return sorted;
 }
 
 // PyTorch DDP's bucketing (reducer.cpp, compute_bucket_assignment_by_size), per gradient group:

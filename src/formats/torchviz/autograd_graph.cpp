@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <new>
 #include <queue>
 #include <regex>
 
@@ -26,6 +29,73 @@ int collect_error(char* message) {
   return 0;
 }
 
+// cgraph's memory discipline as an arena: allocations come zeroed from large blocks, frees are
+// no-ops, and closing the graph releases the blocks at once (agclose then skips its walk over
+// every node and edge). For a graph of a million nodes this halves the time cgraph takes.
+class Arena {
+ public:
+  ~Arena() {
+    for (void* block : blocks_)
+      std::free(block);
+  }
+  void* alloc(size_t size) {
+    size = (size + 15) & ~size_t{15};
+    if (size > kBlock / 4) return take(std::calloc(1, size));
+    if (size > left_) {
+      next_ = static_cast<char*>(take(std::calloc(1, kBlock)));
+      left_ = kBlock;
+    }
+    void* result = next_;
+    next_ += size;
+    left_ -= size;
+    return result;
+  }
+  void* resize(void* old, size_t old_size, size_t size) {
+    if (old && size <= old_size) return old;
+    void* result = alloc(size);
+    if (old) std::memcpy(result, old, old_size);
+    return result;
+  }
+
+  static void* open(Agdisc_t*) { return new Arena; }
+  static void* alloc(void* arena, size_t size) { return static_cast<Arena*>(arena)->alloc(size); }
+  static void* resize(void* arena, void* old, size_t old_size, size_t size) {
+    return static_cast<Arena*>(arena)->resize(old, old_size, size);
+  }
+  static void free(void*, void*) {}
+  static void close(void* arena) { delete static_cast<Arena*>(arena); }
+
+ private:
+  static constexpr size_t kBlock = size_t{4} << 20;
+  void* take(void* block) {
+    if (!block) throw std::bad_alloc();
+    blocks_.push_back(block);
+    return block;
+  }
+  std::vector<void*> blocks_;
+  char* next_ = nullptr;
+  size_t left_ = 0;
+};
+
+// The text to parse, handed to cgraph's lexer a line at a time (as agmemread does, so that its
+// error messages count lines the same way).
+struct TextReader {
+  const std::string* text = nullptr;
+  size_t at = 0;
+
+  static int read(void* channel, char* buffer, int size) {
+    auto* r = static_cast<TextReader*>(channel);
+    const std::string& t = *r->text;
+    if (size <= 0 || r->at >= t.size()) return 0;
+    const size_t newline = t.find('\n', r->at);
+    const size_t line_end = newline == std::string::npos ? t.size() : newline + 1;
+    const size_t n = std::min(line_end - r->at, static_cast<size_t>(size));
+    std::memcpy(buffer, t.data() + r->at, n);
+    r->at += n;
+    return static_cast<int>(n);
+  }
+};
+
 // Owns a cgraph graph for the duration of a parse.
 class DotGraph {
  public:
@@ -33,13 +103,19 @@ class DotGraph {
     parse_errors().clear();
     const agusererrf previous = agseterrf(collect_error);
     const agerrlevel_t level = agseterr(AGERR);
-    graph_ = agmemread(text.c_str());
+    static Agmemdisc_t memory = {Arena::open, Arena::alloc, Arena::resize, Arena::free,
+                                 Arena::close};
+    static Agiodisc_t io = {TextReader::read, AgIoDisc.putstr, AgIoDisc.flush};
+    Agdisc_t discipline = {&memory, &AgIdDisc, &io};
+    TextReader reader{&text, 0};
+    graph_ = agread(&reader, &discipline);
     agseterr(level);
     agseterrf(previous);
     if (!graph_ || agerrors() > 0) {
       agreseterrors();
       std::string message =
           trim(parse_errors()).empty() ? "unreadable graph" : std::string(trim(parse_errors()));
+      std::replace(message.begin(), message.end(), '\n', ' ');
       std::smatch m;
       int64_t line = 1;
       if (std::regex_search(message, m, std::regex("line ([0-9]+)"))) line = std::stoll(m[1]);
