@@ -154,10 +154,10 @@ void set_world_size(const SimulateArgs& a, Workload& w, const Cluster& cluster,
   // --ep carves expert-parallel groups out of the data-parallel ranks: a flag error, not the
   // file's.
   const int64_t world = a.gpus.value_or(p.world_size);
-  if (a.ep && p.tp * p.pp > 0 && world % (p.tp * p.pp) == 0 && (world / (p.tp * p.pp)) % *a.ep != 0)
+  if (a.ep && w.format == "torchviz" && p.tp * p.pp > 0 && world % (p.tp * p.pp) == 0 &&
+      (world / (p.tp * p.pp)) % *a.ep != 0)
     throw InputError("--ep " + std::to_string(*a.ep) +
-                     ": expected a divisor of the data-parallel "
-                     "degree, " +
+                     ": expected a divisor of the data-parallel degree, " +
                      std::to_string(world / (p.tp * p.pp)) +
                      (a.dp     ? " (--dp)"
                       : a.gpus ? " (--gpus)"

@@ -324,6 +324,10 @@ TEST(Torchviz, MissingDataParallelDegreeIsWarnedAndBadGraphsAreExitTwo) {
   EXPECT_EQ(r.err,
             "orrery: --ep 3: expected a divisor of the data-parallel degree, 8 (one server of the "
             "cluster; set --dp)\n");
+  // Other formats ignore --ep (with a warning), whatever its value.
+  r = orrery("simulate " + kSeed002 + " --dp 8 --ep 3");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("--ep applies to torchviz workloads only; ignored"), std::string::npos);
 }
 
 // Seed 000 with one edge deleted (every 101st of its 3,028 edges): the CLI reads it or refuses it
