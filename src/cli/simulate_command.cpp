@@ -153,6 +153,17 @@ void set_world_size(const SimulateArgs& a, Workload& w, const Cluster& cluster,
                              cluster.name + "' (" + std::to_string(gpus) + " GPUs; use --dp)");
     p.world_size = std::max(gpus, p.ep) * p.tp * p.pp;
   }
+  // --ep carves expert-parallel groups out of the data-parallel ranks: a flag error, not the
+  // file's.
+  const int64_t world = a.gpus.value_or(p.world_size);
+  if (a.ep && w.format == "torchviz" && p.tp * p.pp > 0 && world % (p.tp * p.pp) == 0 &&
+      (world / (p.tp * p.pp)) % *a.ep != 0)
+    throw InputError("--ep " + std::to_string(*a.ep) +
+                     ": expected a divisor of the data-parallel degree, " +
+                     std::to_string(world / (p.tp * p.pp)) +
+                     (a.dp     ? " (--dp)"
+                      : a.gpus ? " (--gpus)"
+                               : " (one server of the cluster; set --dp)"));
 }
 
 int run_simulate(const SimulateArgs& a) {
@@ -293,8 +304,10 @@ int run_simulate(const SimulateArgs& a) {
     for (size_t k = 0; k < results.size(); ++k) {
       if (k) out << "\n";
       std::ostringstream details;
-      if (k < workloads.size() && operators(k))
+      if (k < workloads.size() && operators(k)) {
         write_op_kind_table(details, workloads[k], results[k]);
+        write_op_table(details, workloads[k], results[k]);
+      }
       write_text_summary(out, results[k], details.str());
     }
   };

@@ -25,6 +25,13 @@ constexpr std::array<std::string_view, 11> kColumns = {"name",
                                                        "process_time"};
 
 constexpr std::string_view kGradSuffix = "_grad";
+// Bounds that keep every time far inside Time's range (about 106 days): one row's time, the
+// transformer blocks --layers may ask for, the synthesized backward ratio, and the iteration's
+// total compute time.
+constexpr double kMaxRowMs = 3.6e6;  // an hour per operator
+constexpr int64_t kMaxLayers = 10'000;
+constexpr double kMaxBackwardRatio = 100;
+constexpr double kMaxTotalMs = 1e9;  // about 11.6 days of compute per iteration
 constexpr std::string_view kBlockPrefix = "transformer_h_";
 
 std::vector<std::string_view> fields_of(std::string_view line) {
@@ -99,10 +106,12 @@ class Reader {
 
 Time Reader::read_time(const TextLine& line, std::string_view token, size_t column) {
   const auto ms = parse_double(token);
-  if (!ms || *ms < 0 || *ms > 1e12)
-    fail(line.number,
-         "column " + std::to_string(column + 1) + " (" + std::string(kColumns[column]) +
-             "): expected a non-negative time in milliseconds, found '" + std::string(token) + "'");
+  if (!ms || !(*ms >= 0 && *ms <= kMaxRowMs))
+    fail(line.number, "column " + std::to_string(column + 1) + " (" +
+                          std::string(kColumns[column]) +
+                          "): expected a non-negative time in milliseconds (at most 3.6e6, an "
+                          "hour), found '" +
+                          std::string(token) + "'");
   return Time::from_seconds(*ms * 1e-3);
 }
 
@@ -239,6 +248,18 @@ std::vector<Row> Reader::replicate_blocks(const std::vector<Row>& rows) {
 }
 
 Workload Reader::read() {
+  // Flags first: they are wrong whatever the file holds.
+  if (options_.layers && (*options_.layers < 1 || *options_.layers > kMaxLayers))
+    throw InputError("--layers " + std::to_string(*options_.layers) +
+                     ": expected a number of transformer blocks from 1 to " +
+                     std::to_string(kMaxLayers));
+  if (const auto& r = options_.backward_ratio; r && !(*r > 0 && *r <= kMaxBackwardRatio)) {
+    std::ostringstream text;
+    text << "--backward-ratio " << *r
+         << ": expected a finite ratio of backward to forward time, above 0 and at most "
+         << kMaxBackwardRatio;
+    throw InputError(text.str());
+  }
   const std::vector<TextLine> lines = split_lines(content_);
   const auto header = fields_of(lines[0].text);
   if (!std::equal(header.begin(), header.end(), kColumns.begin(), kColumns.end()))
@@ -255,6 +276,16 @@ Workload Reader::read() {
   if (rows.empty()) fail(lines.back().number, "expected at least one operator row");
   synthesize_backward(rows);
   rows = replicate_blocks(rows);
+  double total_ms = 0;
+  for (const Row& r : rows)
+    total_ms += (r.forward + r.backward + r.weight_grad + r.process).milliseconds();
+  if (total_ms > kMaxTotalMs) {
+    std::ostringstream text;
+    text << "expected at most 1e9 ms (11.6 days) of compute per iteration, found " << total_ms
+         << " ms after replicating the blocks" << (options_.layers ? " (--layers)" : "")
+         << " and synthesizing the backward";
+    throw InputError({path_, 0}, text.str());
+  }
 
   Workload w;
   w.source = path_;

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "core/quantity.h"
 #include "core/text.h"
@@ -16,8 +18,9 @@
 namespace orrery {
 namespace {
 
-constexpr Bytes kDefaultBucket = 25 * kMiB;  // PyTorch DDP's bucket_cap_mb
-constexpr int64_t kGradientBytes = 4;        // fp32 gradients (AMP keeps fp32 parameters)
+constexpr Bytes kDefaultBucket = 25 * kMiB;      // PyTorch DDP's bucket_cap_mb
+constexpr Bytes kDefaultFirstBucket = 1 * kMiB;  // DDP's dist._DEFAULT_FIRST_BUCKET_BYTES
+constexpr int64_t kGradientBytes = 4;            // fp32 gradients (AMP keeps fp32 parameters)
 constexpr size_t kNone = std::numeric_limits<size_t>::max();
 
 // "NativeLayerNorm" -> "native_layer_norm".
@@ -48,7 +51,7 @@ class Builder {
         graph_(parse_autograd_graph(path, content)),
         config_(options.graph_config.empty() ? GraphConfig{}
                                              : load_graph_config(options.graph_config)),
-        shapes_(infer_shapes(graph_, config_, path, diagnostics)) {}
+        shapes_(infer_shapes(graph_, config_, diagnostics)) {}
 
   Workload build();
 
@@ -62,7 +65,7 @@ class Builder {
   struct Bucket {
     CommGroup group = CommGroup::Data;
     Bytes bytes = 0;
-    size_t ready = kNone;
+    size_t ready = kNone;  // the layer after whose backward it is issued
     int64_t parameters = 0;
   };
 
@@ -72,6 +75,7 @@ class Builder {
   void add_gradient_accumulation();
   std::vector<Parameter> parameters() const;
   std::vector<Bucket> buckets(const std::vector<Parameter>& params) const;
+  void check_expert_parallelism(const std::vector<Parameter>& params);
   void add_expert_all_to_alls();
   Layer optimizer_step(const std::vector<Parameter>& params) const;
 
@@ -153,35 +157,114 @@ std::vector<Builder::Parameter> Builder::parameters() const {
     p.numel = shapes_.tensors[id].numel();
     p.ready = ready[id];
     p.expert = options_.ep > 1 && expert_of(n.name).has_value();
+    // A gradient nothing reads is complete from the start: after the first backward.
+    if (p.ready == kNone) p.ready = layers_.size() - 1;
     params.push_back(p);
   }
-  // In the order their gradients become ready: backward runs the layers last to first.
-  std::stable_sort(params.begin(), params.end(), [](const Parameter& a, const Parameter& b) {
-    const auto key = [](size_t r) { return r == kNone ? size_t{0} : r; };
-    return key(a.ready) > key(b.ready);
-  });
-  return params;
-}
-
-std::vector<Builder::Bucket> Builder::buckets(const std::vector<Parameter>& params) const {
-  const Bytes cap = config_.bucket_size.value_or(kDefaultBucket);
-  std::vector<Bucket> result;
-  std::map<CommGroup, Bucket> open;
-  for (const Parameter& p : params) {
-    const CommGroup group = p.expert ? CommGroup::ExpertData : CommGroup::Data;
-    Bucket& b = open[group];
-    b.group = group;
-    b.bytes += static_cast<Bytes>(p.numel * kGradientBytes);
-    b.ready = p.ready == kNone ? 0 : p.ready;
-    ++b.parameters;
-    if (b.bytes >= cap) {
-      result.push_back(b);
-      b = Bucket{};
+  // Registration order (model.parameters(), which the graph does not keep), approximated by the
+  // order of first use in the forward: by the forward position of the first operator reading the
+  // parameter (through its casts and views), then weights (2-D) before biases, then argument order.
+  std::vector<size_t> position(graph_.nodes.size(), 0);
+  for (size_t i = 0; i < graph_.forward_order.size(); ++i)
+    position[graph_.forward_order[i]] = i;
+  using Key = std::tuple<size_t, int64_t, size_t>;
+  std::vector<Key> first_use(graph_.nodes.size(), Key{kNone, 0, 0});
+  for (const NodeId id : graph_.forward_order) {
+    const GraphNode& n = node(id);
+    if (n.kind != NodeKind::Op || shapes_.from_parameter[id]) continue;
+    for (size_t arg = 0; arg < n.inputs.size(); ++arg) {
+      if (!shapes_.from_parameter[n.inputs[arg]]) continue;
+      const auto p = parameter_of(graph_, shapes_, n.inputs[arg]);
+      if (!p) continue;
+      first_use[*p] = std::min(
+          first_use[*p], Key{position[id], -static_cast<int64_t>(node(*p).shape.size()), arg});
     }
   }
-  for (const auto& [group, b] : open)
-    if (b.parameters > 0) result.push_back(b);
+  std::vector<std::pair<Key, size_t>> order;  // (registration key, index in params)
+  order.reserve(params.size());
+  for (size_t i = 0; i < params.size(); ++i)
+    order.emplace_back(first_use[params[i].node], i);  // ties: file order
+  std::sort(order.begin(), order.end());
+  std::vector<Parameter> sorted;
+  sorted.reserve(params.size());
+  for (const auto& [key, i] : order)
+    sorted.push_back(params[i]);
+  return sorted;
+}
+
+// PyTorch DDP's bucketing (reducer.cpp, compute_bucket_assignment_by_size), per gradient group:
+// parameters are taken in an order and a bucket closes once it holds at least its cap: the
+// first bucket's cap is first_bucket_size (1 MiB), the others' bucket_size (25 MiB).
+// - registration order (the default; what DDP builds at construction and the issue asks for):
+//   the parameters in registration order, so the small bucket holds the first-registered ones;
+//   the list is then reversed, so bucket 0 holds the last-registered parameters, whose
+//   gradients the backward produces first;
+// - ready order (graph config bucket_order: ready; what DDP rebuilds after the first
+//   iteration): the parameters in the order their gradients become ready, small bucket first.
+// Buckets are issued in their order, each once all its gradients are complete and the bucket
+// before it has been issued (DDP launches bucket k + 1 only after bucket k).
+std::vector<Builder::Bucket> Builder::buckets(const std::vector<Parameter>& params) const {
+  const Bytes cap = config_.bucket_size.value_or(kDefaultBucket);
+  const Bytes first_cap = config_.first_bucket_size.value_or(kDefaultFirstBucket);
+  const bool ready_order =
+      config_.bucket_order.value_or(BucketOrder::Registration) == BucketOrder::Ready;
+  std::vector<Parameter> order = params;  // registration order
+  if (ready_order) {
+    // The backward completes gradients from the last layer to the first; within one layer's
+    // backward, in reverse registration order.
+    std::reverse(order.begin(), order.end());
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Parameter& a, const Parameter& b) { return a.ready > b.ready; });
+  }
+  std::vector<Bucket> result;
+  for (const CommGroup group : {CommGroup::Data, CommGroup::ExpertData}) {
+    std::vector<Bucket> formed;
+    Bucket open;
+    open.group = group;
+    for (const Parameter& p : order) {
+      if ((group == CommGroup::ExpertData) != p.expert) continue;
+      open.bytes += static_cast<Bytes>(p.numel * kGradientBytes);
+      open.ready = std::min(open.ready, p.ready);  // the last of its gradients to complete
+      ++open.parameters;
+      if (open.bytes >= (formed.empty() ? first_cap : cap)) {
+        formed.push_back(open);
+        open = Bucket{};
+        open.group = group;
+      }
+    }
+    if (open.parameters > 0) formed.push_back(open);
+    if (!ready_order) std::reverse(formed.begin(), formed.end());
+    for (size_t k = 1; k < formed.size(); ++k)  // not before the bucket ahead of it
+      formed[k].ready = std::min(formed[k].ready, formed[k - 1].ready);
+    result.insert(result.end(), formed.begin(), formed.end());
+  }
   return result;
+}
+
+void Builder::check_expert_parallelism(const std::vector<Parameter>& params) {
+  if (options_.ep <= 1) return;
+  if (std::none_of(params.begin(), params.end(), [](const Parameter& p) { return p.expert; })) {
+    diagnostics_.warn({}, "--ep " + std::to_string(options_.ep) + ": the graph '" + path_ +
+                              "' has no experts.<k> parameters to shard");
+    return;
+  }
+  std::map<std::string, int64_t> experts;  // expert list -> experts in it
+  for (const Parameter& p : params)
+    if (const auto e = expert_of(node(p.node).name))
+      experts[e->module] = std::max(experts[e->module], e->index + 1);
+  std::set<int64_t> counts;
+  for (const auto& [module, count] : experts)
+    if (count % options_.ep != 0) counts.insert(count);
+  if (counts.empty()) return;
+  std::string list;
+  for (const int64_t c : counts)
+    list += (list.empty() ? "" : " or ") + std::to_string(c);
+  diagnostics_.warn({}, "--ep " + std::to_string(options_.ep) + ": expert lists of " + list +
+                            " experts do not divide evenly over " + std::to_string(options_.ep) +
+                            " expert-parallel ranks; each rank is costed with an equal 1/" +
+                            std::to_string(options_.ep) +
+                            " share of them, as if they did (choose an --ep that divides the "
+                            "experts per layer)");
 }
 
 void Builder::add_expert_all_to_alls() {
@@ -249,25 +332,23 @@ Workload Builder::build() {
   add_gradient_accumulation();
   add_expert_all_to_alls();
   const std::vector<Parameter> params = parameters();
-  if (options_.ep > 1 &&
-      std::none_of(params.begin(), params.end(), [](const Parameter& p) { return p.expert; }))
-    diagnostics_.warn({path_, 0}, "--ep " + std::to_string(options_.ep) +
-                                      ": the graph has no experts.<k> parameters to shard");
+  check_expert_parallelism(params);
 
-  // Gradient buckets, each a zero-compute row placed just before its ready layer, so that it
-  // issues right after that layer's backward.
-  const std::vector<Bucket> all = buckets(params);
+  // Gradient buckets, each a zero-compute row placed just before the layer whose backward makes
+  // it issue, so that it runs right after that backward. Rows before one layer run in the
+  // backward from last to first: a later bucket goes in front of an earlier one.
   std::vector<std::vector<Layer>> before(layers_.size());
   int64_t counter[2] = {0, 0};
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    const bool expert = it->group == CommGroup::ExpertData;
+  for (const Bucket& b : buckets(params)) {
+    const bool expert = b.group == CommGroup::ExpertData;
     Layer bucket;
     bucket.op = "grad all-reduce";
     bucket.name = std::string(expert ? "expert " : "") + "gradient bucket " +
-                  std::to_string(counter[expert]++) + " (" + format_size(it->bytes) + ", " +
-                  std::to_string(it->parameters) + " tensors)";
-    bucket.weight_grad.comm = Communication{CollectiveKind::AllReduce, it->group, it->bytes};
-    before[it->ready].push_back(std::move(bucket));
+                  std::to_string(counter[expert]++) + " (" + format_size(b.bytes) + ", " +
+                  std::to_string(b.parameters) + (b.parameters == 1 ? " tensor)" : " tensors)");
+    bucket.weight_grad.comm = Communication{CollectiveKind::AllReduce, b.group, b.bytes};
+    auto& rows = before[b.ready];
+    rows.insert(rows.begin(), std::move(bucket));
   }
   Workload w;
   w.source = path_;

@@ -6,10 +6,12 @@
 // - backward: the same operators in reverse, each with its input-gradient kernels and, for
 //   parameterised ones, its weight-gradient kernels; a tensor read by several operators first
 //   sums their gradients;
-// - gradients: fp32 (4 B per parameter), all-reduced in the data-parallel group in DDP-style
-//   buckets (25 MiB unless the graph config says otherwise) filled in the order the gradients
-//   become ready, each issued asynchronously as soon as its last gradient is ready and awaited
-//   before the optimizer step; with ReaderOptions::ep > 1, `experts.*` parameters are sharded
+// - gradients: fp32 (4 B per parameter), all-reduced in the data-parallel group in DDP's buckets
+//   (reverse registration order, a 1 MiB first bucket, then 25 MiB, unless the graph config says
+//   otherwise), each issued asynchronously once its gradients are complete and the bucket before
+//   it has been issued, and awaited before the optimizer step; the graph is checked for what
+//   torchviz always draws, and refused with the node's line where it is not (autograd_graph.h,
+//   shape_inference.h); with ReaderOptions::ep > 1, `experts.*` parameters are sharded
 //   over the expert-parallel group: their buckets reduce among expert replicas (dp / ep), and each
 //   expert's first and last linear layer exchange their activations by all-to-all;
 // - an optimizer step (Adam unless configured) after the backward.

@@ -4,7 +4,8 @@
 // - device memory bandwidth (B/s) and capacity, on-chip cache, compute units (SMs);
 // - calibrated efficiencies that turn peaks into achieved rates, the fixed cost of a kernel, and
 //   the GEMM tile shapes whose waves over the compute units quantize GEMM time.
-// Read from YAML (schema in docs/devices.md) or taken from a preset (data/presets/devices/).
+// Read from YAML (schema in docs/compute-model.md) or taken from a preset
+// (data/presets/devices/).
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,7 @@ struct Device {
   std::vector<GemmTile> gemm_tiles;
   double tile_reuse = 16;       // c: tile efficiency grows as intensity / (intensity + c)
   int64_t tile_k_overhead = 0;  // k0: a tile's prologue and epilogue, in equivalent k steps
+  int64_t max_split_k = 1;      // most thread blocks one output tile's k may be split among
 };
 
 }  // namespace orrery

@@ -105,7 +105,7 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
     if (e["kernel_overhead"]) d.kernel_overhead = f.quantity(e["kernel_overhead"], parse_duration);
   }
   if (const YAML::Node t = root["gemm_tiling"]) {
-    f.only_keys(t, {"tiles", "reuse", "k_overhead"}, "gemm_tiling");
+    f.only_keys(t, {"tiles", "reuse", "k_overhead", "split_k"}, "gemm_tiling");
     const YAML::Node tiles = f.required(t, "tiles", "gemm_tiling");
     if (!tiles.IsSequence() || tiles.size() == 0)
       f.fail(tiles, "expected tiles as a list such as [128x128, 128x64]");
@@ -113,6 +113,10 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
       d.gemm_tiles.push_back(f.tile(tile));
     if (t["reuse"]) d.tile_reuse = f.non_negative(t["reuse"]);
     if (t["k_overhead"]) d.tile_k_overhead = f.positive(t["k_overhead"]);
+    if (t["split_k"]) {
+      d.max_split_k = f.positive(t["split_k"]);
+      if (d.max_split_k > 64) f.fail(t["split_k"], "expected split_k from 1 to 64");
+    }
   }
   return d;
 }

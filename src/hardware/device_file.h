@@ -1,5 +1,5 @@
-// Device descriptions in YAML (schema in docs/devices.md) and the presets compiled into Orrery
-// (data/presets/devices/*.yaml).
+// Device descriptions in YAML (schema in docs/compute-model.md) and the presets compiled into
+// Orrery (data/presets/devices/*.yaml).
 #pragma once
 
 #include <string>

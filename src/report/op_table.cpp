@@ -113,4 +113,52 @@ void write_op_kind_table(std::ostream& out, const Workload& workload, const Resu
   }
 }
 
+void write_op_table(std::ostream& out, const Workload& workload, const Result& result) {
+  struct Row {
+    size_t index = 0;
+    Time forward, backward, comm;
+  };
+  const auto& layers = workload.program.layers;
+  std::vector<Row> rows;
+  Time total;
+  for (size_t i = 0; i < layers.size() && i < result.layers.size(); ++i) {
+    const LayerTiming& t = result.layers[i];
+    Row row;
+    row.index = i;
+    row.forward = t.forward.compute;
+    row.backward = t.input_grad.compute + t.weight_grad.compute;
+    for (const PhaseTiming* p : {&t.forward, &t.input_grad, &t.weight_grad})
+      if (p->comm) row.comm += p->comm->cost;
+    total += row.forward + row.backward;
+    rows.push_back(row);
+  }
+  const size_t all = rows.size();
+  if (all > kOpTableRows) {  // the largest compute, shown in execution order
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+      return a.forward + a.backward > b.forward + b.backward;
+    });
+    rows.resize(kOpTableRows);
+    std::sort(rows.begin(), rows.end(),
+              [](const Row& a, const Row& b) { return a.index < b.index; });
+  }
+  size_t width = 8;
+  for (const Row& r : rows)
+    width = std::max(width, std::min<size_t>(layers[r.index].name.size(), 60));
+  out << (all > kOpTableRows ? fmt::format("\n  per operator, the {} largest of {} (all: --csv), "
+                                           "one execution each:\n",
+                                           rows.size(), all)
+                             : fmt::format("\n  per operator, one execution each:\n"));
+  out << fmt::format("    {:<{}}  {:<16}{:>12}{:>12}{:>12}{:>9}\n", "operator", width, "kind",
+                     "forward", "backward", "comm", "share");
+  for (const Row& r : rows) {
+    std::string name = layers[r.index].name;
+    if (name.size() > width) name = name.substr(0, width - 3) + "...";
+    const Time busy = r.forward + r.backward;
+    out << fmt::format("    {:<{}}  {:<16}{:>12}{:>12}{:>12}{:>8.1f}%\n", name, width,
+                       layers[r.index].op, format_duration(r.forward), format_duration(r.backward),
+                       r.comm > Time::zero() ? format_duration(r.comm) : "-",
+                       total > Time::zero() ? 100.0 * (busy / total) : 0.0);
+  }
+}
+
 }  // namespace orrery

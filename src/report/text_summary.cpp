@@ -29,6 +29,23 @@ std::string format_bytes(double bytes) {
   return fmt::format("{:.0f} B", bytes);
 }
 
+// "116", "9999", "242.4 M", "1.3 B": a count of parameters.
+std::string format_count(int64_t n) {
+  const auto v = static_cast<double>(n);
+  if (n < 10'000) return std::to_string(n);
+  if (n < 1'000'000'000) return fmt::format("{:.4g} M", v / 1e6);
+  return fmt::format("{:.4g} B", v / 1e9);
+}
+
+// "1024 FLOP", "91.21 GFLOP", "1.3 TFLOP".
+std::string format_flop(double flop) {
+  static constexpr std::pair<double, const char*> kPrefixes[] = {
+      {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& [scale, prefix] : kPrefixes)
+    if (flop >= scale) return fmt::format("{:.4g} {}FLOP", flop / scale, prefix);
+  return fmt::format("{:.4g} FLOP", flop);
+}
+
 std::string share(Time part, Time total) {
   return total > Time::zero() ? fmt::format("{:6.2f} %", 100.0 * (part / total)) : "";
 }
@@ -41,15 +58,18 @@ void write_text_summary(std::ostream& out, const Result& r, std::string_view det
                      r.schedule.empty() ? "" : ", " + r.schedule + " pipeline schedule");
   out << fmt::format("  workload   {}\n", r.workload);
   out << fmt::format(
-      "  parallel   TP {} x PP {} x DP {} ({} GPUs), EP {}, VPP {}, {} micro-batch{}\n", p.tp, p.pp,
-      p.dp(), p.world_size, p.ep, p.vpp, p.micro_batches, p.micro_batches == 1 ? "" : "es");
+      "  parallel   TP {} x PP {} x DP {} ({} GPU{}), EP {}, VPP {}, {} micro-batch{}\n", p.tp,
+      p.pp, p.dp(), p.world_size, p.world_size == 1 ? "" : "s", p.ep, p.vpp, p.micro_batches,
+      p.micro_batches == 1 ? "" : "es");
   if (!r.cluster.empty()) out << fmt::format("  cluster    {}\n", r.cluster);
   if (!r.device.empty()) out << fmt::format("  device     {}\n", r.device);
   if (r.model) {
-    out << fmt::format("  model      {:.4g} M parameters, {} layers", r.model->parameters / 1e6,
-                       r.model->layers);
+    out << fmt::format("  model      {} parameter{}", format_count(r.model->parameters),
+                       r.model->parameters == 1 ? "" : "s");
+    if (r.model->layers > 0)
+      out << fmt::format(", {} layer{}", r.model->layers, r.model->layers == 1 ? "" : "s");
     if (r.model->forward_flop)
-      out << fmt::format(", {:.4g} GFLOP per forward pass", *r.model->forward_flop / 1e9);
+      out << fmt::format(", {} per forward pass", format_flop(*r.model->forward_flop));
     out << "\n";
   }
   out << "\n";

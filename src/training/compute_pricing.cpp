@@ -1,5 +1,8 @@
 #include "training/compute_pricing.h"
 
+#include <stdexcept>
+
+#include "core/diagnostics.h"
 #include "hardware/device_file.h"
 #include "hardware/op_cost.h"
 
@@ -28,13 +31,28 @@ Device compute_device(const Cluster& cluster, const std::string& override,
 }
 
 void price_compute(Workload& workload, const Device& device) {
+  // The sum stays far inside Time's range (about 106 days), so that the simulators' sums of it
+  // and of communication cannot overflow: a workload beyond it is implausible input.
+  constexpr int64_t kMaxTotalPs = int64_t{1} << 62;  // about 53 days
+  int64_t total_ps = 0;
   for (Layer& layer : workload.program.layers) {
     for (Phase* phase : {&layer.forward, &layer.input_grad, &layer.weight_grad}) {
       if (phase->kernels.empty()) continue;
-      Time total;
-      for (const ComputeDemand& kernel : phase->kernels)
-        total += kernel_time(device, kernel);
-      phase->compute = total;
+      int64_t phase_ps = 0;
+      for (const ComputeDemand& kernel : phase->kernels) {
+        int64_t ps = kMaxTotalPs;
+        try {
+          ps = kernel_time(device, kernel).ps();
+        } catch (const std::out_of_range&) {  // beyond Time's range: caught below
+        }
+        if (__builtin_add_overflow(phase_ps, ps, &phase_ps) ||
+            __builtin_add_overflow(total_ps, ps, &total_ps) || total_ps > kMaxTotalPs)
+          throw InputError({workload.source, layer.line},
+                           "'" + layer.name + "' on " + device.name +
+                               ": expected a workload whose compute per iteration stays under "
+                               "53 days, found more; its sizes are implausible");
+      }
+      phase->compute = Time::from_ps(phase_ps);
     }
   }
 }

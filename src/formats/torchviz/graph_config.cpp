@@ -12,9 +12,10 @@
 namespace orrery {
 namespace {
 
-constexpr std::array<std::string_view, 8> kKeys = {"batch",       "text_tokens", "external_tokens",
-                                                   "heads",       "beams",       "dtype",
-                                                   "bucket_size", "optimizer"};
+constexpr std::array<std::string_view, 10> kKeys = {
+    "batch", "text_tokens", "external_tokens",   "heads",        "beams",
+    "dtype", "bucket_size", "first_bucket_size", "bucket_order", "optimizer"};
+constexpr Bytes kMaxBucket = Bytes{1} << 40;  // 1 TiB
 
 }  // namespace
 
@@ -31,9 +32,9 @@ GraphConfig parse_graph_config(std::string_view text, const std::string& source)
     const std::string text_value = fields.scalar(value);
     const auto count = [&]() {
       const auto v = parse_int64(trim(text_value));
-      if (!v || *v < 1)
-        fields.fail(value,
-                    "'" + key + "': expected a positive integer, found '" + text_value + "'");
+      if (!v || *v < 1 || *v > kMaxGraphCount)
+        fields.fail(value, "'" + key + "': expected a positive integer of at most " +
+                               std::to_string(kMaxGraphCount) + ", found '" + text_value + "'");
       return *v;
     };
     if (key == "batch") {
@@ -53,13 +54,25 @@ GraphConfig parse_graph_config(std::string_view text, const std::string& source)
       if (!config.dtype || (*config.dtype != DType::FP16 && *config.dtype != DType::BF16 &&
                             *config.dtype != DType::FP32))
         fields.fail(value, "'dtype': expected fp16, bf16 or fp32, found '" + text_value + "'");
-    } else if (key == "bucket_size") {
+    } else if (key == "bucket_size" || key == "first_bucket_size") {
+      Bytes size = 0;
       try {
-        config.bucket_size = parse_size(text_value);
+        size = parse_size(text_value);
       } catch (const std::invalid_argument& e) {
-        fields.fail(value, "'bucket_size': " + std::string(e.what()));
+        fields.fail(value, "'" + key + "': " + std::string(e.what()));
       }
-      if (*config.bucket_size == 0) fields.fail(value, "'bucket_size': expected a positive size");
+      if (size == 0 || size > kMaxBucket)
+        fields.fail(value, "'" + key + "': expected a positive size of at most 1 TiB, found '" +
+                               text_value + "'");
+      (key == "bucket_size" ? config.bucket_size : config.first_bucket_size) = size;
+    } else if (key == "bucket_order") {
+      if (text_value == "registration")
+        config.bucket_order = BucketOrder::Registration;
+      else if (text_value == "ready")
+        config.bucket_order = BucketOrder::Ready;
+      else
+        fields.fail(value,
+                    "'bucket_order': expected registration or ready, found '" + text_value + "'");
     } else if (key == "optimizer") {
       if (text_value == "adam")
         config.optimizer = OptimizerKind::Adam;

@@ -3,12 +3,17 @@
 // graph needs the value (docs/formats.md):
 //   batch: 4              sequences in the batch        default: the output tensor's first size
 //   text_tokens: 13       tokens from embeddings        default: output tokens - learned tokens
-//   external_tokens: 257  tokens of inputs needing no gradient (frozen encoder features)  257
+//   external_tokens: 257  tokens of inputs needing no gradient (frozen encoder features) whose
+//                         size the graph does not state  default: the output's tokens
 //   heads: 12             attention heads               default: hidden size / 64
 //   beams: 2              routing beams of a beam-search mixture of experts             2
-//   dtype: bf16           autocast type of the casts the graph shows                   bf16
+//   dtype: bf16           autocast type of the casts the graph shows  fp16 (torch.autocast, CUDA)
 //   bucket_size: 25 MiB   data-parallel gradient bucket (PyTorch DDP's bucket_cap_mb)  25 MiB
+//   first_bucket_size: 1 MiB  the first bucket's cap (DDP's _DEFAULT_FIRST_BUCKET_BYTES) 1 MiB
+//   bucket_order: registration  registration (reverse registration order, DDP at construction)
+//                         or ready (gradient-ready order, DDP after its first iteration)
 //   optimizer: adam       step after the backward: adam, sgd or none                   adam
+// Counts are at most kMaxGraphCount; sizes at most 1 TiB.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +27,9 @@
 namespace orrery {
 
 enum class OptimizerKind : uint8_t { Adam, Sgd, None };
+enum class BucketOrder : uint8_t { Registration, Ready };
+
+constexpr int64_t kMaxGraphCount = 1'000'000'000;
 
 struct GraphConfig {
   std::string source;  // the file, for warnings
@@ -32,6 +40,8 @@ struct GraphConfig {
   std::optional<int64_t> beams;
   std::optional<DType> dtype;
   std::optional<Bytes> bucket_size;
+  std::optional<Bytes> first_bucket_size;
+  std::optional<BucketOrder> bucket_order;
   std::optional<OptimizerKind> optimizer;
 };
 

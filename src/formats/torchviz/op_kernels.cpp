@@ -95,6 +95,7 @@ void Builder::linear() {
   const LinearOperands operands = linear_operands(g_, s_, id_);
   if (!operands.weight || out_.dims.empty()) return;
   const TensorShape& w = in(*operands.weight);
+  if (w.dims.size() != 2) return;  // shape inference refuses such graphs
   const int64_t k = w.dims[0].size, n = w.dims[1].size;
   const int64_t m = out_.numel() / std::max<int64_t>(1, n);
   const DType dtype = operands.data ? in(*operands.data).dtype : w.dtype;
@@ -140,6 +141,7 @@ void Builder::layer_norm() {
 
 void Builder::elementwise_binary() {
   const auto& inputs = node_.inputs;
+  if (inputs.empty()) return;  // the graph reader refuses operators without inputs
   Bytes read = 0;
   for (const NodeId i : inputs)
     read += bytes_of(in(i));

@@ -1,16 +1,34 @@
 #include "formats/torchviz/shape_inference.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
+#include <utility>
 
 namespace orrery {
+namespace {
+
+constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
+
+// Products and sums of sizes saturate instead of wrapping; a saturated size fails validation.
+int64_t mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
+}
+int64_t add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? kSaturated : r;
+}
+
+}  // namespace
 
 int64_t TensorShape::numel() const {
   int64_t n = 1;
   for (const Dim& d : dims)
-    n *= d.size;
+    n = mul(n, d.size);
   return n;
 }
 
@@ -52,9 +70,8 @@ bool is_binary_elementwise(const std::string& op) {
 
 class Inference {
  public:
-  Inference(const AutogradGraph& graph, const GraphConfig& config, const std::string& path,
-            Diagnostics& diagnostics)
-      : g_(graph), config_(config), path_(path), diagnostics_(diagnostics) {
+  Inference(const AutogradGraph& graph, const GraphConfig& config, Diagnostics& diagnostics)
+      : g_(graph), config_(config), diagnostics_(diagnostics) {
     result_.tensors.resize(graph.nodes.size());
     result_.external_input.assign(graph.nodes.size(), false);
     result_.from_parameter.assign(graph.nodes.size(), false);
@@ -72,13 +89,36 @@ class Inference {
   }
 
   InferredShapes run() {
-    for (const NodeId id : g_.forward_order)
+    for (const NodeId id : g_.forward_order) {
       infer(id);
+      validate(id);
+    }
     return std::move(result_);
   }
 
  private:
-  void warn(const std::string& message) { diagnostics_.warn({path_, 0}, message); }
+  void warn(const std::string& message) { diagnostics_.warn({g_.path, 0}, message); }
+  void warn(NodeId id, const std::string& message) {
+    diagnostics_.warn(g_.where(id), g_.describe(id) + ": " + message);
+  }
+  [[noreturn]] void fail(NodeId id, const std::string& message) const {
+    throw InputError(g_.where(id), g_.describe(id) + ": " + message);
+  }
+  // Every tensor: sizes non-negative, at most kMaxTensorElements elements.
+  void validate(NodeId id) const {
+    const TensorShape& t = result_.tensors[id];
+    const bool negative =
+        std::any_of(t.dims.begin(), t.dims.end(), [](const Dim& d) { return d.size < 0; });
+    if (negative || t.numel() > kMaxTensorElements) {
+      std::string sizes;
+      for (const Dim& d : t.dims)
+        sizes += (sizes.empty() ? "" : " x ") +
+                 (d.size == kSaturated ? std::string("(overflow)") : std::to_string(d.size));
+      fail(id, "expected a tensor of at most 2^40 elements, inferred " + sizes +
+                   " (the graph's shapes contradict each other, or a graph-config size is too "
+                   "large)");
+    }
+  }
 
   // Parameters, and casts and views of nothing but parameters (a weight cast for autocast, its
   // transpose), are parameters to the rules: the other inputs of an operator are its data.
@@ -105,7 +145,6 @@ class Inference {
       s.batch = output_->shape[0];
     else
       defaults_.insert("batch");
-    if (config_.external_tokens) s.external_tokens = *config_.external_tokens;
     if (config_.beams) s.beams = *config_.beams;
     if (config_.dtype) s.autocast = *config_.dtype;
     if (config_.text_tokens)
@@ -132,16 +171,23 @@ class Inference {
           "'text_tokens')");
     return result_.settings.text_tokens;
   }
-  int64_t external_tokens() {
-    if (!config_.external_tokens && !warned_external_) {
+  // Tokens of an input that needs no gradient and whose rows the graph does not state: the graph
+  // config's, else as many as the output has (none: the input is [batch, features]).
+  std::optional<int64_t> external_tokens(NodeId id) {
+    if (config_.external_tokens) return *config_.external_tokens;
+    const std::optional<int64_t> tokens = output_ && output_->shape.size() >= 3
+                                              ? std::optional<int64_t>(output_->shape[1])
+                                              : std::nullopt;
+    if (!warned_external_) {
       warned_external_ = true;
-      warn(
-          "an input that needs no gradient (frozen encoder features) has no size in the graph; "
-          "assuming " +
-          std::to_string(result_.settings.external_tokens) +
-          " tokens, as from a 224-pixel ViT-g/14 (graph config 'external_tokens')");
+      warn(id,
+           "reads an input that needs no gradient (from outside the graph, e.g. frozen "
+           "encoder features) whose size the graph does not state; assuming " +
+               (tokens ? std::to_string(*tokens) + " tokens, as many as the output has"
+                       : std::string("one row per sample, as the output has")) +
+               " (graph config 'external_tokens')");
     }
-    return result_.settings.external_tokens;
+    return tokens;
   }
   int64_t beams() {
     if (!config_.beams && !warned_beams_) {
@@ -165,11 +211,11 @@ class Inference {
     }
     return fallback;
   }
-  void unknown(const std::string& op) {
+  void unknown(NodeId id, const std::string& op) {
     if (warned_ops_.insert(op).second)
-      warn("no shape rule for autograd function '" + op +
-           "Backward'; its output is taken to have its first input's shape and it is costed as "
-           "an element-wise kernel");
+      warn(id, "no shape rule for autograd function '" + op +
+                   "Backward' (first of its kind); its output is taken to have its first input's "
+                   "shape and it is costed as an element-wise kernel");
   }
 
   const GraphNode& node(NodeId id) const { return g_.nodes[id]; }
@@ -211,18 +257,16 @@ class Inference {
   TensorShape slice(NodeId id, NodeId input, TensorShape in);
   TensorShape index(NodeId id, NodeId input, TensorShape in);
   TensorShape cat(NodeId id);
-  TensorShape external(int64_t features) {
-    TensorShape t;
-    t.dims = {{Axis::Batch, batch()}, {Axis::Token, external_tokens()}, {Axis::Feature, features}};
-    return t;
-  }
+  TensorShape external(NodeId id, int64_t in_features, int64_t out_features);
+  // (elements of the input, the output node) when the graph states them.
+  std::optional<std::pair<int64_t, NodeId>> elements_from_output(NodeId id, int64_t in_features,
+                                                                 int64_t out_features) const;
   bool replica_is_indexed(NodeId expand_node) const;
   std::optional<bool> feeds_universal_expert(NodeId id) const;
   Rows rows_for(int64_t total, size_t parts) const;
 
   const AutogradGraph& g_;
   const GraphConfig& config_;
-  std::string path_;
   Diagnostics& diagnostics_;
   InferredShapes result_;
   const GraphNode* output_ = nullptr;
@@ -231,7 +275,8 @@ class Inference {
   std::map<std::string, int64_t> last_expert_;  // expert module -> its highest expert index
   std::set<std::string> defaults_;              // settings still at an unreported default
   std::set<std::string> warned_ops_;
-  bool warned_external_ = false, warned_beams_ = false, warned_heads_ = false;
+  bool warned_external_ = false, warned_external_config_ = false, warned_beams_ = false,
+       warned_heads_ = false;
 };
 
 void Inference::infer(NodeId id) {
@@ -261,8 +306,8 @@ void Inference::infer(NodeId id) {
         TensorShape declared;
         for (const int64_t size : n.shape)
           declared.dims.push_back({Axis::Other, size});
-        warn("the inferred output shape " + t.to_string() + " differs from the graph's " +
-             declared.to_string() + "; a setting in the graph config is probably off");
+        warn(id, "the inferred shape " + t.to_string() + " differs from the graph's " +
+                     declared.to_string() + "; a setting in the graph config is probably off");
       }
       return;
     }
@@ -287,8 +332,9 @@ void Inference::infer_op(NodeId id) {
   } else if (op == "NativeLayerNorm" || op == "LayerNorm") {
     if (data.empty()) {
       // The data input needs no gradient: features are the size of the weight.
+      const int64_t width = in.dims.empty() ? 1 : in.dims.back().size;
       result_.external_input[id] = true;
-      out = external(in.dims.empty() ? 1 : in.dims.back().size);
+      out = external(id, width, width);
     } else {
       out = shape(data.front());
     }
@@ -354,28 +400,124 @@ void Inference::infer_op(NodeId id) {
       if (axis >= 0) out.dims.erase(out.dims.begin() + axis);
     }
   } else {
-    unknown(op);
+    unknown(id, op);
     out = data.empty() ? in : shape(data.front());
   }
   shape(id) = std::move(out);
 }
 
+// The elements of an operator's input from outside the graph, when the graph states them: the
+// operator's result reaches an output through a chain of operators, each the only reader of the
+// one before and reading nothing else but parameters, that keep the rows (element-wise functions,
+// casts, layer norms, views, linear layers, which turn K features into N). Then
+// elements(input) = elements(output) x the product of K / N along the chain.
+std::optional<std::pair<int64_t, NodeId>> Inference::elements_from_output(
+    NodeId id, int64_t in_features, int64_t out_features) const {
+  // The fraction numerator / denominator, kept reduced; products that would overflow give up.
+  int64_t numerator = 1, denominator = 1;
+  const auto scale = [&](int64_t k, int64_t n) {
+    if (k <= 0 || n <= 0) return false;
+    const int64_t a = std::gcd(k, denominator), b = std::gcd(n, numerator);
+    numerator = mul(numerator / b, k / a);
+    denominator = mul(denominator / a, n / b);
+    return numerator != kSaturated && denominator != kSaturated;
+  };
+  if (!scale(in_features, out_features)) return std::nullopt;
+  NodeId at = id;
+  for (size_t step = 0; step < g_.nodes.size(); ++step) {
+    const auto& readers = node(at).consumers;
+    if (readers.size() != 1) return std::nullopt;
+    const NodeId next = readers.front();
+    const GraphNode& n = node(next);
+    if (n.kind == NodeKind::Output) {
+      int64_t elements = 1;
+      for (const int64_t size : n.shape)
+        elements = mul(elements, size);
+      if (elements % denominator != 0) return std::nullopt;
+      const int64_t total = mul(elements / denominator, numerator);
+      if (total > kMaxTensorElements) return std::nullopt;
+      return std::pair(total, next);
+    }
+    if (n.kind != NodeKind::Op) return std::nullopt;
+    const std::vector<NodeId> data = data_inputs(next);
+    if (data.size() != 1 || data.front() != at) return std::nullopt;
+    if (n.op == "Addmm" || n.op == "Mm" || n.op == "Linear") {
+      const LinearOperands operands = linear_operands(g_, result_, next);
+      if (!operands.weight_is_parameter) return std::nullopt;
+      const auto p = parameter_of(g_, result_, *operands.weight);
+      // The weight is [N, K]: K features in, N out.
+      if (!p || node(*p).shape.size() != 2 || !scale(node(*p).shape[1], node(*p).shape[0]))
+        return std::nullopt;
+    } else if (!(keeps_shape(n.op) || is_reshape(n.op) || n.op == "NativeLayerNorm" ||
+                 n.op == "LayerNorm" || is_binary_elementwise(n.op))) {
+      return std::nullopt;
+    }
+    at = next;
+  }
+  return std::nullopt;
+}
+
+// The input of operator `id` that needs no gradient, with `in_features` features; the operator
+// turns them into `out_features`.
+TensorShape Inference::external(NodeId id, int64_t in_features, int64_t out_features) {
+  TensorShape t;
+  if (const auto found = elements_from_output(id, in_features, out_features);
+      found && in_features > 0 && found->first % in_features == 0) {
+    const int64_t rows = found->first / in_features;
+    // The output's leading sizes when they hold exactly these rows, else one flat row axis.
+    const std::vector<int64_t>& declared = node(found->second).shape;
+    int64_t leading = 1;
+    for (size_t i = 0; i + 1 < declared.size(); ++i)
+      leading = mul(leading, declared[i]);
+    if (declared.size() >= 2 && leading == rows) {
+      for (size_t i = 0; i + 1 < declared.size(); ++i)
+        t.dims.push_back({i == 0 ? Axis::Batch : i == 1 ? Axis::Token : Axis::Other, declared[i]});
+    } else {
+      t.dims.push_back({Axis::Batch, rows});
+    }
+    t.dims.push_back({Axis::Feature, in_features});
+    if (config_.external_tokens && !warned_external_config_) {
+      warned_external_config_ = true;
+      warn(id,
+           "graph config 'external_tokens' not used here: the graph's output gives this "
+           "input's size, " +
+               t.to_string());
+    }
+    return t;
+  }
+  t.dims.push_back({Axis::Batch, batch()});
+  if (const auto tokens = external_tokens(id)) t.dims.push_back({Axis::Token, *tokens});
+  t.dims.push_back({Axis::Feature, in_features});
+  return t;
+}
+
 TensorShape Inference::linear(NodeId id) {
   const LinearOperands operands = linear_operands(g_, result_, id);
-  const TensorShape w = operands.weight ? shape(*operands.weight) : TensorShape{};
-  const int64_t k = w.dims.size() == 2 ? w.dims[0].size : 1;
-  const int64_t n_out = w.dims.size() == 2 ? w.dims[1].size : 1;
+  if (!operands.weight)
+    fail(id,
+         "expected a weight operand: a 2-D parameter (through its cast and transpose) or a "
+         "second activation");
+  const TensorShape w = shape(*operands.weight);
+  if (w.dims.size() != 2)
+    fail(id, "expected a 2-D weight operand, found " + w.to_string() +
+                 (operands.weight_is_parameter ? "" : " (an activation)"));
+  const int64_t k = w.dims[0].size;
+  const int64_t n_out = w.dims[1].size;
   TensorShape out;
   if (!operands.data) {
     result_.external_input[id] = true;
-    out = external(k);
+    out = external(id, k, n_out);
   } else {
     out = shape(*operands.data);
   }
   if (out.dims.empty() || out.dims.back().size != k) {
-    // Flatten to rows of k features (a reshape the graph does not show).
-    const int64_t rows = std::max<int64_t>(1, out.numel() / std::max<int64_t>(1, k));
-    out.dims = {{Axis::Other, rows}, {Axis::Feature, k}};
+    // Rows of k features: a reshape the graph does not show; it must come out even.
+    const int64_t elements = out.numel();
+    if (k <= 0 || elements % k != 0)
+      fail(id, "expected a data operand that divides into rows of " + std::to_string(k) +
+                   " features (the weight is " + w.to_string() + " after its transpose), found " +
+                   out.to_string());
+    out.dims = {{Axis::Other, elements / k}, {Axis::Feature, k}};
   }
   out.dims.back() = {Axis::Feature, n_out};
   return out;
@@ -385,15 +527,25 @@ TensorShape Inference::bmm(NodeId id) {
   const GraphNode& n = node(id);
   if (n.inputs.size() < 2) {
     if (warned_ops_.insert("Bmm").second)
-      warn(
-          "a batched matmul has an operand that needs no gradient, whose shape the graph does "
-          "not give; it is taken to produce its other operand's shape");
-    return n.inputs.empty() ? TensorShape{} : shape(n.inputs.front());
+      warn(id,
+           "a batched matmul has an operand that needs no gradient, whose shape the graph does "
+           "not give; it is taken to produce its other operand's shape");
+    return shape(n.inputs.front());
   }
   const TensorShape& a = shape(n.inputs[0]);
   const TensorShape& b = shape(n.inputs[1]);
+  if (a.dims.size() < 2 || b.dims.size() < 2)
+    fail(id, "expected batched matrices ([..., m, k] x [..., k, n]), found " + a.to_string() +
+                 " x " + b.to_string());
+  const int64_t k = a.dims.back().size;
+  const int64_t a_batch = a.numel() / std::max<int64_t>(1, mul(a.dims[a.dims.size() - 2].size, k));
+  const int64_t b_rows = b.dims[b.dims.size() - 2].size;
+  const int64_t b_batch = b.numel() / std::max<int64_t>(1, mul(b_rows, b.dims.back().size));
+  if (b_rows != k || a_batch != b_batch)
+    fail(id, "expected operands that chain ([..., m, k] x [..., k, n], equal batches), found " +
+                 a.to_string() + " x " + b.to_string());
   TensorShape out = a;
-  if (!out.dims.empty() && !b.dims.empty()) out.dims.back() = b.dims.back();
+  out.dims.back() = b.dims.back();
   return out;
 }
 
@@ -428,7 +580,7 @@ TensorShape Inference::reshape(NodeId id, TensorShape in) {
     const int64_t copies = in.dims[r].size;
     in.dims.erase(in.dims.begin() + r);
     if (const int b = in.find(Axis::Batch); b >= 0) {
-      in.dims[b].size *= copies;
+      in.dims[b].size = mul(in.dims[b].size, copies);
     } else {
       in.dims.insert(in.dims.begin(), Dim{Axis::Batch, copies});
     }
@@ -439,7 +591,7 @@ TensorShape Inference::reshape(NodeId id, TensorShape in) {
   const int h = in.find(Axis::Head);
   if (h >= 1 && h + 1 < static_cast<int>(in.dims.size()) && in.dims[h + 1].axis == Axis::HeadDim &&
       in.dims[h - 1].axis == Axis::Token) {
-    in.dims[h] = {Axis::Feature, in.dims[h].size * in.dims[h + 1].size};
+    in.dims[h] = {Axis::Feature, mul(in.dims[h].size, in.dims[h + 1].size)};
     in.dims.erase(in.dims.begin() + h + 1);
     return in;
   }
@@ -580,8 +732,8 @@ TensorShape Inference::index(NodeId id, NodeId input, TensorShape in) {
   }
   const int64_t samples = result_.settings.batch;
   in.dims[b].size = rows == Rows::Samples  ? samples
-                    : rows == Rows::Routed ? samples * (beams() - 1)
-                                           : samples * beams();
+                    : rows == Rows::Routed ? mul(samples, beams() - 1)
+                                           : mul(samples, beams());
   in.rows = rows;
   return in;
 }
@@ -590,8 +742,8 @@ Rows Inference::rows_for(int64_t total, size_t parts) const {
   const int64_t samples = result_.settings.batch;
   const int64_t beams = result_.settings.beams;
   if (static_cast<int64_t>(parts) != samples) return Rows::Part;
-  if (total == samples * beams) return Rows::Beams;
-  if (total == samples * (beams - 1)) return Rows::Routed;
+  if (total == mul(samples, beams)) return Rows::Beams;
+  if (total == mul(samples, beams - 1)) return Rows::Routed;
   return total == samples ? Rows::Samples : Rows::Part;
 }
 
@@ -622,7 +774,7 @@ TensorShape Inference::cat(NodeId id) {
   std::vector<int64_t> segments;
   for (const TensorShape* p : parts) {
     const int64_t size = p->dims.size() == rank ? p->dims[axis].size : 0;
-    total += size;
+    total = add(total, size);
     if (!p->segments.empty())
       segments.insert(segments.end(), p->segments.begin(), p->segments.end());
     else
@@ -671,8 +823,8 @@ std::optional<NodeId> parameter_of(const AutogradGraph& graph, const InferredSha
 }
 
 InferredShapes infer_shapes(const AutogradGraph& graph, const GraphConfig& config,
-                            const std::string& path, Diagnostics& diagnostics) {
-  return Inference(graph, config, path, diagnostics).run();
+                            Diagnostics& diagnostics) {
+  return Inference(graph, config, diagnostics).run();
 }
 
 }  // namespace orrery

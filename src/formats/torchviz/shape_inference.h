@@ -59,16 +59,18 @@ struct TensorShape {
 struct GraphSettings {
   int64_t batch = 1;
   int64_t text_tokens = 1;
-  int64_t external_tokens = 257;
   int64_t beams = 2;
-  DType autocast = DType::BF16;  // what the graph's casts convert fp32 tensors to
+  DType autocast = DType::FP16;  // what the graph's casts convert fp32 tensors to (torch.autocast's
+                                 // default on CUDA)
 };
 
 struct InferredShapes {
   std::vector<TensorShape> tensors;  // by node id; parameters and AccumulateGrad: the parameter's
   GraphSettings settings;
-  // Nodes whose data input needs no gradient (it comes from outside the graph): their input
-  // shape is [batch, external_tokens, features] and they have no input-gradient kernel.
+  // Nodes whose data input needs no gradient (it comes from outside the graph) and has no
+  // input-gradient kernel. Its shape: what the graph states (rows carried through to an output),
+  // else [batch, external_tokens, features] (graph config), else [batch, the output's tokens,
+  // features] with a warning.
   std::vector<bool> external_input;  // by node id
   std::vector<bool> from_parameter;  // by node id: the tensor is a parameter, cast or viewed
 };
@@ -91,8 +93,11 @@ std::optional<NodeId> parameter_of(const AutogradGraph& graph, const InferredSha
                                    NodeId tensor);
 
 // Warnings (each default the graph needed, each operator without a rule, an output shape that
-// differs from the graph's) go to `diagnostics`, located in `path`.
+// differs from the graph's) go to `diagnostics`, located at the node in `graph.path`. Throws
+// InputError naming the node's line when the graph contradicts itself (an operator without the
+// operands its function has, operands that do not fit) or a tensor would exceed
+// kMaxTensorElements (e.g. from graph-config sizes).
 InferredShapes infer_shapes(const AutogradGraph& graph, const GraphConfig& config,
-                            const std::string& path, Diagnostics& diagnostics);
+                            Diagnostics& diagnostics);
 
 }  // namespace orrery

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -125,9 +126,11 @@ TEST(NeusightTable, MalformedInputNamesLineAndField) {
             "forward_comm_size, backward_compute_time, backward_comm_type, backward_comm_size, "
             "weight_grad_compute_time, weight_grad_comm_type, weight_grad_comm_size, "
             "process_time), found 3");
-  EXPECT_EQ(error_of(std::string(kHeader) + row("a", "-1")),
-            "t.txt:2: column 2 (forward_compute_time): expected a non-negative time in "
-            "milliseconds, found '-1'");
+  for (const char* bad : {"-1", "nan", "inf", "1e300", "3600001"})
+    EXPECT_EQ(error_of(std::string(kHeader) + row("a", bad)),
+              std::string("t.txt:2: column 2 (forward_compute_time): expected a non-negative time "
+                          "in milliseconds (at most 3.6e6, an hour), found '") +
+                  bad + "'");
   EXPECT_EQ(error_of(std::string(kHeader) + row("a", "1", "ALLREDUCE_ASYNC", "many")),
             "t.txt:2: column 7 (backward_comm_size): expected a number of elements, found "
             "'many'");
@@ -184,6 +187,51 @@ TEST(NeusightSeed002, ThirtySixBlocksAreGpt2Large) {
   EXPECT_EQ(named(w, "transformer_h_35_addmm_2").op, "addmm");
   // The block's rows stay before ln_f.
   EXPECT_EQ(w.program.layers[51 + 35 * 40 - 4].name, "transformer_ln_f_grad");
+}
+
+TEST(NeusightTable, FlagsOutsideTheirBoundsNameTheFlag) {
+  const auto error_with = [](const ReaderOptions& o) {
+    Diagnostics d;
+    try {
+      read(std::string(kHeader) + row("transformer_h_0_ln_1", "1"), d, o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  for (const double ratio : {std::nan(""), HUGE_VAL, 1e12, 0.0, -1.0}) {
+    ReaderOptions o;
+    o.backward_ratio = ratio;
+    const std::string e = error_with(o);
+    EXPECT_EQ(e.rfind("--backward-ratio ", 0), 0u) << e;
+    EXPECT_NE(e.find(": expected a finite ratio of backward to forward time, above 0 and at most "
+                     "100"),
+              std::string::npos)
+        << e;
+  }
+  for (const int64_t layers : {int64_t{0}, int64_t{10'001}, int64_t{100'000'000'000}}) {
+    ReaderOptions o;
+    o.layers = layers;
+    EXPECT_EQ(error_with(o), "--layers " + std::to_string(layers) +
+                                 ": expected a number of transformer blocks from 1 to 10000");
+  }
+  ReaderOptions most;
+  most.layers = 10'000;
+  most.backward_ratio = 100;
+  EXPECT_EQ(error_with(most), "(no error)");
+  // Within every bound, but an hour per row over 10,000 blocks and a backward 100 times longer
+  // is more compute than an iteration can hold.
+  Diagnostics d;
+  try {
+    read(std::string(kHeader) + row("transformer_h_0_ln_1", "3600000"), d, most);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("t.txt: expected at most 1e9 ms (11.6 days) of compute "
+                                          "per iteration",
+                                          0),
+              0u)
+        << e.what();
+  }
 }
 
 TEST(NeusightSeed002, FewerLayersThanListedIsAnError) {

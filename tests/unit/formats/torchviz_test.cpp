@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "formats/torchviz/autograd_graph.h"
 #include "formats/torchviz/graph_config.h"
@@ -17,6 +19,8 @@ namespace orrery {
 namespace {
 
 const std::string kSeed000 = ORRERY_SOURCE_DIR "/examples/torchviz/moe_qformer_b4_s45.dot";
+// The seed's graph config: NOTES 1.3's assumptions (257 image tokens, 12 heads, 2 beams).
+const std::string kSeed000Config = ORRERY_SOURCE_DIR "/examples/torchviz/moe_qformer.yaml";
 
 std::string file_text(const std::string& path) {
   std::ifstream in(path);
@@ -35,8 +39,7 @@ bool has_warning(const Diagnostics& d, const std::string& fragment) {
 std::map<int64_t, double> gemm_flop_by_layer(const std::string& config_yaml,
                                              Diagnostics& diagnostics) {
   const AutogradGraph g = parse_autograd_graph(kSeed000, file_text(kSeed000));
-  const InferredShapes s =
-      infer_shapes(g, parse_graph_config(config_yaml, "c.yaml"), kSeed000, diagnostics);
+  const InferredShapes s = infer_shapes(g, parse_graph_config(config_yaml, "c.yaml"), diagnostics);
   std::map<int64_t, double> flop;
   for (NodeId id = 0; id < g.nodes.size(); ++id)
     for (const ComputeDemand& k : op_kernels(g, s, id).forward)
@@ -122,13 +125,21 @@ TEST(TorchvizSeed000, FlopsFollowImageTokensAndBeamsAsTheNotesFormulas) {
 }
 
 TEST(TorchvizSeed000, DefaultsAreWarnedOnce) {
+  // No seed-specific default: without a config the image features (the input of ln_vision, the
+  // first layer norm, which needs no gradient) get the output's 45 tokens, and autocast
+  // torch.autocast's CUDA default, fp16.
   Diagnostics d;
-  gemm_flop_by_layer("", d);
-  EXPECT_TRUE(has_warning(d, "assuming 257 tokens"));
+  const auto flop = gemm_flop_by_layer("", d);
+  EXPECT_TRUE(has_warning(d,
+                          "moe_qformer_b4_s45.dot:1: node 140193036037232 "
+                          "(NativeLayerNormBackward0): reads an input that needs no gradient"));
+  EXPECT_TRUE(has_warning(d, "assuming 45 tokens, as many as the output has"));
   EXPECT_TRUE(has_warning(d, "assuming 768 / 64 = 12 heads"));
   EXPECT_TRUE(has_warning(d, "beams of the mixture of experts are not in the graph; assuming 2"));
-  EXPECT_TRUE(has_warning(d, "assuming bf16"));
+  EXPECT_TRUE(has_warning(d, "assuming fp16"));
   EXPECT_EQ(d.warnings().size(), 4u);
+  // NOTES 1.8's exact form at 2 beams, N_img = 45: 54,611,398,656 + 141,557,760 x 45.
+  EXPECT_EQ(total(flop), 54'611'398'656.0 + 141'557'760.0 * 45);
   Diagnostics quiet;
   gemm_flop_by_layer("external_tokens: 257\nheads: 12\nbeams: 2\ndtype: fp16\n", quiet);
   EXPECT_TRUE(quiet.warnings().empty());
@@ -137,6 +148,7 @@ TEST(TorchvizSeed000, DefaultsAreWarnedOnce) {
 TEST(TorchvizSeed000, TrainingWorkload) {
   Diagnostics d;
   ReaderOptions o;
+  o.graph_config = kSeed000Config;
   const Workload w = read_workload_file(kSeed000, std::nullopt, o, d);
   EXPECT_EQ(w.format, "torchviz");
   EXPECT_FALSE(w.world_size_from_file);
@@ -176,6 +188,8 @@ TEST(TorchvizSeed000, ExpertParallelShardsExpertGradientsAndAddsAllToAlls) {
   ReaderOptions o;
   o.ep = 2;
   const Workload w = read_workload_file(kSeed000, std::nullopt, o, d);
+  // 3 experts per layer do not split evenly over 2 ranks: said, naming the flag.
+  EXPECT_TRUE(has_warning(d, "--ep 2: expert lists of 3 experts do not divide evenly"));
   EXPECT_EQ(w.parallelism.ep, 2);
   Bytes expert_bytes = 0, data_bytes = 0;
   int all_to_alls = 0;
@@ -235,36 +249,42 @@ constexpr const char* kMlp = R"dot(digraph {
   w2 -> ag_w2
 })dot";
 
-TEST(TorchvizMlp, KernelsBucketsAndOrder) {
+// Reads kMlp (or `dot`) with a graph config written to a temporary file.
+Workload read_with_config(const std::string& yaml, Diagnostics& d, const char* dot = kMlp) {
   const std::filesystem::path config =
       std::filesystem::temp_directory_path() / "orrery_mlp_config.yaml";
-  std::ofstream(config) << "bucket_size: 100\noptimizer: sgd\n";
-  Diagnostics d;
+  std::ofstream(config) << yaml;
   ReaderOptions o;
   o.graph_config = config.string();
-  const Workload w = read_torchviz_dot("mlp.dot", kMlp, o, d);
+  Workload w = read_torchviz_dot("mlp.dot", dot, o, d);
   std::filesystem::remove(config);
-  EXPECT_TRUE(d.warnings().empty()) << d.warnings().front().to_string();
+  return w;
+}
 
-  // Forward order: embedding, fc1, gelu, fc2; a bucket sits before the layer whose backward
-  // completes it. Gradients become ready in backward order, ties in file order: fc2.bias,
-  // fc2.weight (fc2), fc1.bias, fc1.weight (fc1), wte (embedding). 100-byte buckets close once
-  // full: {16 + 128 B} after fc2, {32 + 128 B} after fc1, {160 B} after the embedding.
+const Layer& layer_named(const Workload& w, const std::string& name) {
+  for (const Layer& l : w.program.layers)
+    if (l.name == name) return l;
+  throw std::runtime_error("no layer " + name);
+}
+
+// Row kinds and the bytes of each bucket row, in listing (forward) order.
+std::pair<std::vector<std::string>, std::vector<Bytes>> rows_and_buckets(const Workload& w) {
   std::vector<std::string> ops;
   std::vector<Bytes> bucket_bytes;
   for (const Layer& l : w.program.layers) {
     ops.push_back(l.op);
     if (l.weight_grad.comm) bucket_bytes.push_back(l.weight_grad.comm->bytes);
   }
-  EXPECT_EQ(ops,
-            (std::vector<std::string>{"grad all-reduce", "embedding", "grad all-reduce", "addmm",
-                                      "gelu", "grad all-reduce", "addmm", "optimizer"}));
-  EXPECT_EQ(bucket_bytes, (std::vector<Bytes>{160, 160, 144}));
-  EXPECT_EQ(w.program.layers[3].name, "fc1:addmm");
+  return {ops, bucket_bytes};
+}
 
+TEST(TorchvizMlp, Kernels) {
+  Diagnostics d;
+  const Workload w = read_with_config("bucket_size: 100\noptimizer: sgd\n", d);
+  EXPECT_TRUE(d.warnings().empty()) << d.warnings().front().to_string();
   // fc1: M = 2 x 3 rows, N = 8, K = 4: 2 M N K = 384 FLOP each for Y, dX and dW; the bias
   // gradient sums dY (48 elements).
-  const Layer& fc1 = w.program.layers[3];
+  const Layer& fc1 = layer_named(w, "fc1:addmm");
   ASSERT_EQ(fc1.forward.kernels.size(), 1u);
   EXPECT_EQ(fc1.forward.kernels[0].flop, 384);
   EXPECT_EQ(fc1.forward.kernels[0].bytes, (6u * 4 + 4 * 8 + 6 * 8) * 4);  // fp32 operands
@@ -275,11 +295,11 @@ TEST(TorchvizMlp, KernelsBucketsAndOrder) {
   EXPECT_EQ(fc1.weight_grad.kernels[1].kind, KernelClass::Reduction);
   EXPECT_EQ(fc1.weight_grad.kernels[1].flop, 48);
   // gelu over 48 fp32 elements: 8 FLOP each, reads and writes 48 x 4 B.
-  const Layer& gelu = w.program.layers[4];
+  const Layer& gelu = layer_named(w, "prologue:gelu.0");
   EXPECT_EQ(gelu.forward.kernels[0].flop, 8 * 48);
   EXPECT_EQ(gelu.forward.kernels[0].bytes, 2u * 48 * 4);
   // The embedding's gradient zeroes the 10 x 4 table and adds the 24 rows of dY into it.
-  const Layer& emb = w.program.layers[1];
+  const Layer& emb = layer_named(w, "wte:embedding");
   ASSERT_EQ(emb.weight_grad.kernels.size(), 2u);
   EXPECT_EQ(emb.weight_grad.kernels[0].bytes, 40u * 4);
   EXPECT_TRUE(emb.input_grad.kernels.empty());
@@ -288,6 +308,82 @@ TEST(TorchvizMlp, KernelsBucketsAndOrder) {
   ASSERT_TRUE(w.model);
   EXPECT_EQ(w.model->parameters, 116);
   EXPECT_EQ(*w.model->forward_flop, 384 + 8 * 48 + 384);
+}
+
+TEST(TorchvizMlp, BucketsInReverseRegistrationOrderWithASmallFirstBucket) {
+  // Registration order (first use in the forward; weights before biases): wte 160 B, fc1.weight
+  // 128, fc1.bias 32, fc2.weight 128, fc2.bias 16. DDP fills buckets in that order, the first
+  // capped at first_bucket_size, then reverses them: {wte} {fc1.weight} {fc1.bias, fc2.weight}
+  // {fc2.bias} -> bucket 0 {fc2.bias} 16 B (ready after fc2's backward), bucket 1 {fc1.bias,
+  // fc2.weight} 160 B and bucket 2 {fc1.weight} 128 B (after fc1's), bucket 3 {wte} 160 B (after
+  // the embedding's). Rows before one layer list the later bucket first (the backward runs them
+  // last to first).
+  Diagnostics d;
+  const Workload w = read_with_config("bucket_size: 100\nfirst_bucket_size: 100\n", d);
+  const auto [ops, bytes] = rows_and_buckets(w);
+  EXPECT_EQ(ops, (std::vector<std::string>{"grad all-reduce", "embedding", "grad all-reduce",
+                                           "grad all-reduce", "addmm", "gelu", "grad all-reduce",
+                                           "addmm", "optimizer"}));
+  EXPECT_EQ(bytes, (std::vector<Bytes>{160, 128, 160, 16}));
+  EXPECT_EQ(w.program.layers[0].name, "gradient bucket 3 (160 B, 1 tensor)");
+  EXPECT_EQ(w.program.layers[6].name, "gradient bucket 0 (16 B, 1 tensor)");
+
+  // DDP's defaults: the first bucket holds up to 1 MiB, so all 464 B go into it; it is complete
+  // only after the embedding's backward.
+  Diagnostics d2;
+  const auto [ops2, bytes2] = rows_and_buckets(read_with_config("bucket_size: 100\n", d2));
+  EXPECT_EQ(ops2.front(), "grad all-reduce");
+  EXPECT_EQ(bytes2, (std::vector<Bytes>{464}));
+}
+
+TEST(TorchvizMlp, BucketsInGradientReadyOrder) {
+  // bucket_order: ready (DDP after its first iteration): fc2.bias 16, fc2.weight 128 (fc2's
+  // backward), fc1.bias 32, fc1.weight 128 (fc1's), wte 160 (the embedding's); the first bucket
+  // capped at 100 B: {16 + 128} after fc2, {32 + 128} after fc1, {160} after the embedding.
+  Diagnostics d;
+  const Workload w =
+      read_with_config("bucket_size: 100\nfirst_bucket_size: 100\nbucket_order: ready\n", d);
+  const auto [ops, bytes] = rows_and_buckets(w);
+  EXPECT_EQ(ops,
+            (std::vector<std::string>{"grad all-reduce", "embedding", "grad all-reduce", "addmm",
+                                      "gelu", "grad all-reduce", "addmm", "optimizer"}));
+  EXPECT_EQ(bytes, (std::vector<Bytes>{160, 160, 144}));
+  EXPECT_EQ(w.program.layers[5].name, "gradient bucket 0 (144 B, 2 tensors)");
+}
+
+// make_dot(model(x)) of a Linear(16, 4) whose input x needs no gradient: the graph gives only the
+// output (8, 4), from which the input's rows follow: (8, 16).
+constexpr const char* kLinearOnInput = R"dot(digraph {
+	140 [label=" (8, 4)" fillcolor=darkolivegreen1]
+	141 [label=AddmmBackward0]
+	142 -> 141
+	142 [label=AccumulateGrad]
+	143 -> 142
+	143 [label="fc.bias
+ (4)" fillcolor=lightblue]
+	144 [label=TBackward0]
+	144 -> 141
+	145 -> 144
+	145 [label=AccumulateGrad]
+	146 [label="fc.weight
+ (4, 16)" fillcolor=lightblue]
+	146 -> 145
+	141 -> 140
+})dot";
+
+TEST(TorchvizShapes, AnInputFromOutsideTheGraphTakesTheRowsTheOutputStates) {
+  for (const std::string config : {"optimizer: none\n", "optimizer: none\nexternal_tokens: 1\n"}) {
+    Diagnostics d;
+    const Workload w = read_with_config(config, d, kLinearOnInput);
+    const Layer& fc = layer_named(w, "fc:addmm");
+    ASSERT_EQ(fc.forward.kernels.size(), 1u);
+    EXPECT_EQ(fc.forward.kernels[0].flop, 2 * 8 * 4 * 16);  // M 8, N 4, K 16
+    EXPECT_TRUE(fc.input_grad.kernels.empty());             // x needs no gradient
+    EXPECT_FALSE(has_warning(d, "differs from the graph's"));
+    EXPECT_FALSE(has_warning(d, "assuming"));
+    EXPECT_EQ(has_warning(d, "graph config 'external_tokens' not used here"),
+              config.find("external_tokens") != std::string::npos);
+  }
 }
 
 TEST(TorchvizDot, MalformedGraphsAreInputErrors) {
@@ -304,11 +400,110 @@ TEST(TorchvizDot, MalformedGraphsAreInputErrors) {
             std::string::npos)
       << error_of("digraph {\n a -> \n}");
   EXPECT_EQ(error_of("digraph { 1 [label=AddBackward0] 2 [label=MulBackward0] 1 -> 2 2 -> 1 }"),
-            "g.dot:1: expected an acyclic autograd graph; node 1 (AddBackward0) is on a cycle");
+            "g.dot:1: expected an acyclic autograd graph; node 1 (AddBackward0) is on a cycle: "
+            "1 -> 2 -> 1");
   EXPECT_EQ(error_of("graph { 1 -- 2 }"),
             "g.dot:1: expected a directed graph (digraph), found an undirected one");
   EXPECT_EQ(error_of("digraph { 1 [label=\"w\" fillcolor=lightblue] }"),
             "g.dot:1: node 1: expected a tensor label '<name> (<shape>)', found 'w'");
+}
+
+TEST(TorchvizDot, NodeErrorsNameTheNodesLine) {
+  const auto error_of = [](const std::string& text) {
+    Diagnostics d;
+    try {
+      read_torchviz_dot("g.dot", text, {}, d);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // A bad label on line 4; the node is mentioned in an edge on line 2 first.
+  EXPECT_EQ(error_of("digraph {\n w -> a\n a [label=AddBackward0]\n w [label=\"fc.weight\" "
+                     "fillcolor=lightblue]\n}"),
+            "g.dot:4: node w: expected a tensor label '<name> (<shape>)', found 'fc.weight'");
+  // A newline in a label stays out of the one-line message.
+  EXPECT_EQ(error_of("digraph {\n\n w [label=\"fc.weight\n (4000000000, 4000000000)\" "
+                     "fillcolor=lightblue]\n}"),
+            "g.dot:3: node w: expected a tensor shape of at most 2^40 elements, found "
+            "'fc.weight\\n (4000000000, 4000000000)'");
+  // The cycle named is the one a -> b -> a, not the node o downstream of it (the first node the
+  // topological sort could not place).
+  EXPECT_EQ(error_of("digraph {\n o [label=\" (2, 3)\" fillcolor=darkolivegreen1]\n a "
+                     "[label=AddBackward0]\n b [label=MulBackward0]\n a -> b\n b -> a\n b -> o\n}"),
+            "g.dot:3: expected an acyclic autograd graph; node a (AddBackward0) is on a cycle: "
+            "a -> b -> a");
+  // Operators need an input; binary operators used to crash on an empty input list.
+  for (const char* op : {"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0"})
+    EXPECT_EQ(error_of(std::string("digraph {\n\n a [label=") + op + "]\n}"),
+              std::string("g.dot:3: node a (") + op +
+                  "): expected at least one input edge (an autograd function exists only for an "
+                  "input that needs a gradient); is an edge missing?");
+  EXPECT_EQ(error_of("digraph {\n g [label=AccumulateGrad]\n a [label=TBackward0]\n g -> a\n}"),
+            "g.dot:2: node g (AccumulateGrad): expected exactly one input edge, from the parameter "
+            "it accumulates into");
+  // A linear layer without a weight.
+  EXPECT_EQ(
+      error_of("digraph {\n o [label=\" (2, 4)\" fillcolor=darkolivegreen1]\n b [label=\"fc.bias "
+               "(4)\" fillcolor=lightblue]\n g [label=AccumulateGrad]\n b -> g\n m "
+               "[label=AddmmBackward0]\n g -> m\n m -> o\n}"),
+      "g.dot:6: node m (AddmmBackward0): expected a weight operand: a 2-D parameter (through its "
+      "cast and transpose) or a second activation");
+  EXPECT_EQ(
+      dot_node_line("digraph {\n // a [x]\n /* a\n [y] */ \"a\" -> b\n\n a [label=z]\n}", "a"), 6);
+  EXPECT_EQ(dot_node_line("digraph {\n a -> b\n}", "b"), 2);
+  EXPECT_EQ(dot_node_line("digraph {\n a -> b\n}", "c"), 1);
+}
+
+TEST(TorchvizDot, ConfigSizesBeyondTheTensorBoundAreInputErrors) {
+  // batch x text tokens x hidden = 1e6 x 1e6 x 4 elements: refused at the embedding, not wrapped.
+  Diagnostics d;
+  try {
+    read_with_config("batch: 1000000\ntext_tokens: 1000000\n", d);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("(EmbeddingBackward0): expected a tensor of at most 2^40 "
+                                         "elements, inferred 1000000 x 1000000 x 4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Deletes edges of the seed one at a time (every 16th of its 3,028 edges, a deterministic sample
+// over every kind of node): each edited graph is read or refused with an InputError; never a
+// crash, a hang or another exception, and whatever is read keeps its tensors in bounds.
+TEST(TorchvizDot, Seed000WithAnEdgeDeletedIsReadOrRefused) {
+  const std::string text = file_text(kSeed000);
+  std::vector<std::pair<size_t, size_t>> edges;  // offset, length of "a -> b"
+  for (size_t at = text.find(" -> "); at != std::string::npos; at = text.find(" -> ", at + 4)) {
+    size_t begin = at, end = at + 4;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1])))
+      --begin;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])))
+      ++end;
+    edges.emplace_back(begin, end - begin);
+  }
+  ASSERT_EQ(edges.size(), 3028u);
+  int read = 0, refused = 0;
+  for (size_t e = 0; e < edges.size(); e += 16) {
+    std::string edited = text;
+    edited.erase(edges[e].first, edges[e].second);
+    Diagnostics d;
+    ReaderOptions o;
+    o.graph_config = kSeed000Config;
+    try {
+      const Workload w = read_torchviz_dot(kSeed000, edited, o, d);
+      ++read;
+      for (const Layer& l : w.program.layers)
+        for (const Phase* p : {&l.forward, &l.input_grad, &l.weight_grad})
+          for (const ComputeDemand& k : p->kernels)
+            EXPECT_LE(k.bytes, Bytes{16} << 40) << l.name;
+    } catch (const InputError& error) {
+      ++refused;
+      EXPECT_EQ(std::string(error.what()).find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_EQ(read + refused, 190);
 }
 
 TEST(GraphConfig, KeysValuesAndErrors) {
@@ -329,11 +524,18 @@ TEST(GraphConfig, KeysValuesAndErrors) {
   };
   EXPECT_EQ(error_of("heads: 12\nbeam: 2\n"),
             "c.yaml:2: unknown key 'beam'; expected one of: batch, text_tokens, external_tokens, "
-            "heads, beams, dtype, bucket_size, optimizer");
+            "heads, beams, dtype, bucket_size, first_bucket_size, bucket_order, optimizer");
+  EXPECT_EQ(error_of("batch: 1000000000000\n"),
+            "c.yaml:1: 'batch': expected a positive integer of at most 1000000000, found "
+            "'1000000000000'");
+  EXPECT_EQ(error_of("bucket_size: 2 TiB\n"),
+            "c.yaml:1: 'bucket_size': expected a positive size of at most 1 TiB, found '2 TiB'");
+  EXPECT_EQ(error_of("bucket_order: random\n"),
+            "c.yaml:1: 'bucket_order': expected registration or ready, found 'random'");
   EXPECT_EQ(error_of("beams: 1\n"),
             "c.yaml:1: 'beams': expected at least 2 (one routed beam and the universal one)");
   EXPECT_EQ(error_of("heads: twelve\n"),
-            "c.yaml:1: 'heads': expected a positive integer, found 'twelve'");
+            "c.yaml:1: 'heads': expected a positive integer of at most 1000000000, found 'twelve'");
 }
 
 TEST(AutogradGraph, LayerIndexFromParameterNames) {

@@ -171,6 +171,60 @@ TEST(OpTable, KindsSortedByTimeWithShares) {
   EXPECT_FALSE(has_operator_rows(Workload{}));
 }
 
+TEST(OpTable, PerOperatorRowsInExecutionOrder) {
+  const auto [w, r] = operators();
+  std::ostringstream out;
+  write_op_table(out, w, r);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("per operator, one execution each:"), std::string::npos) << text;
+  // fc1: 1 ms forward, 0.5 + 0.5 ms backward, its 7 us all-reduce, 2 of the 2.5 ms of compute.
+  const size_t fc1 = text.find("fc1:addmm"), softmax = text.find("softmax.0");
+  ASSERT_NE(fc1, std::string::npos);
+  ASSERT_LT(fc1, softmax);
+  const std::string fc1_line = text.substr(fc1, text.find('\n', fc1) - fc1);
+  EXPECT_NE(fc1_line.find("1.000 ms    1.000 ms    7.000 us    80.0%"), std::string::npos)
+      << fc1_line;
+
+  // More operators than the table holds: the largest kOpTableRows, in execution order.
+  Workload many;
+  Result timed;
+  for (size_t i = 0; i < kOpTableRows + 10; ++i) {
+    Layer l;
+    l.name = "op" + std::to_string(i);
+    l.op = "gelu";
+    many.program.layers.push_back(l);
+    LayerTiming t;
+    t.forward.compute = Time::from_us(i < 10 ? 1 : 100);  // the first ten are the smallest
+    timed.layers.push_back(t);
+  }
+  std::ostringstream big;
+  write_op_table(big, many, timed);
+  EXPECT_NE(big.str().find("the 40 largest of 50 (all: --csv)"), std::string::npos) << big.str();
+  EXPECT_EQ(big.str().find("op9 "), std::string::npos);
+  EXPECT_LT(big.str().find("op10 "), big.str().find("op49 "));
+}
+
+TEST(TextSummary, SmallModelsAndSingleCounts) {
+  Result r = sample();
+  r.parallelism.micro_batches = 1;
+  r.parallelism.world_size = 1;
+  r.parallelism.tp = r.parallelism.pp = 1;
+  r.model = ModelSummary{68, 0, 1024.0};
+  std::ostringstream text;
+  write_text_summary(text, r, "");
+  EXPECT_NE(text.str().find("(1 GPU), EP 1, VPP 1, 1 micro-batch\n"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("  model      68 parameters, 1.024 kFLOP per forward pass\n"),
+            std::string::npos)
+      << text.str();
+  r.model = ModelSummary{1'500'000'000, 1, 2.5e12};
+  std::ostringstream big;
+  write_text_summary(big, r, "");
+  EXPECT_NE(big.str().find("  model      1.5 B parameters, 1 layer, 2.5 TFLOP per forward pass\n"),
+            std::string::npos)
+      << big.str();
+}
+
 TEST(LayerCsv, OneRowPerLayerInMicroseconds) {
   std::ostringstream out;
   write_layer_csv(out, sample());
