@@ -62,8 +62,8 @@ struct FreeSeed {
 
 // Wall time of the whole search (the CPU column is every thread's CPU time: on a shared machine
 // wall time alone says little about the search's own cost).
-void BM_DfmodelFullSearch4096Chips(benchmark::State& state) {
-  const FreeSeed seed;
+// Both execution styles searched on `state.range(0)` threads (0: all CPUs).
+void search_both_styles(benchmark::State& state, const FreeSeed& seed) {
   SearchOptions options;
   options.styles = {ExecutionStyle::KernelByKernel, ExecutionStyle::Dataflow};
   options.threads = state.range(0);
@@ -75,6 +75,10 @@ void BM_DfmodelFullSearch4096Chips(benchmark::State& state) {
     benchmark::DoNotOptimize(out);
   }
   state.counters["candidates"] = static_cast<double>(evaluated);
+}
+
+void BM_DfmodelFullSearch4096Chips(benchmark::State& state) {
+  search_both_styles(state, FreeSeed());
 }
 BENCHMARK(BM_DfmodelFullSearch4096Chips)
     ->Arg(1)
@@ -89,17 +93,7 @@ BENCHMARK(BM_DfmodelFullSearch4096Chips)
 void BM_DfmodelFullSearch4096ChipsCycleMode(benchmark::State& state) {
   FreeSeed seed;
   seed.problem.run.compute_util = 0;
-  SearchOptions options;
-  options.styles = {ExecutionStyle::KernelByKernel, ExecutionStyle::Dataflow};
-  options.threads = state.range(0);
-  int64_t evaluated = 0;
-  for (auto _ : state) {
-    Diagnostics d;
-    const SearchOutcome out = solve_dataflow(seed.problem, seed.graph, options, d);
-    evaluated = out.evaluated;
-    benchmark::DoNotOptimize(out);
-  }
-  state.counters["candidates"] = static_cast<double>(evaluated);
+  search_both_styles(state, seed);
 }
 BENCHMARK(BM_DfmodelFullSearch4096ChipsCycleMode)
     ->Arg(1)

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli_run.h"
+#include "formats/dot_edges.h"
 
 namespace {
 
@@ -330,15 +331,7 @@ TEST(Torchviz, MissingDataParallelDegreeIsWarnedAndBadGraphsAreExitTwo) {
 // TorchvizDot.Seed000WithAnEdgeDeletedIsReadOrRefused samples more edges through the reader.)
 TEST(Torchviz, Seed000WithAnEdgeDeletedExitsZeroOrTwo) {
   const std::string text = read_file(kSeed000);
-  std::vector<std::pair<size_t, size_t>> edges;
-  for (size_t at = text.find(" -> "); at != std::string::npos; at = text.find(" -> ", at + 4)) {
-    size_t begin = at, end = at + 4;
-    while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1])))
-      --begin;
-    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])))
-      ++end;
-    edges.emplace_back(begin, end - begin);
-  }
+  const auto edges = orrery::testing::dot_edges(text);
   ASSERT_EQ(edges.size(), 3028u);
   TempDir dir;
   const fs::path edited = dir.path() / "edited.dot";

@@ -1,3 +1,4 @@
+#include "formats/dot_edges.h"
 #include "formats/torchviz_dot.h"
 
 #include <gtest/gtest.h>
@@ -474,15 +475,7 @@ TEST(TorchvizDot, ConfigSizesBeyondTheTensorBoundAreInputErrors) {
 // crash, a hang or another exception, and whatever is read keeps its tensors in bounds.
 TEST(TorchvizDot, Seed000WithAnEdgeDeletedIsReadOrRefused) {
   const std::string text = file_text(kSeed000);
-  std::vector<std::pair<size_t, size_t>> edges;  // offset, length of "a -> b"
-  for (size_t at = text.find(" -> "); at != std::string::npos; at = text.find(" -> ", at + 4)) {
-    size_t begin = at, end = at + 4;
-    while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1])))
-      --begin;
-    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])))
-      ++end;
-    edges.emplace_back(begin, end - begin);
-  }
+  const auto edges = orrery::testing::dot_edges(text);
   ASSERT_EQ(edges.size(), 3028u);
   int read = 0, refused = 0;
   for (size_t e = 0; e < edges.size(); e += 16) {
