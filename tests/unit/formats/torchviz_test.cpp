@@ -2,6 +2,7 @@
 #include "formats/torchviz_dot.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <filesystem>
@@ -252,8 +253,11 @@ constexpr const char* kMlp = R"dot(digraph {
 
 // Reads kMlp (or `dot`) with a graph config written to a temporary file.
 Workload read_with_config(const std::string& yaml, Diagnostics& d, const char* dot = kMlp) {
+  // One file per process and test: ctest runs tests of this executable in parallel.
   const std::filesystem::path config =
-      std::filesystem::temp_directory_path() / "orrery_mlp_config.yaml";
+      std::filesystem::temp_directory_path() /
+      ("orrery_mlp_config_" + std::to_string(::getpid()) + "_" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml");
   std::ofstream(config) << yaml;
   ReaderOptions o;
   o.graph_config = config.string();
