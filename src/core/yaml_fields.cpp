@@ -1,6 +1,7 @@
 #include "core/yaml_fields.h"
 
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "core/text.h"
@@ -32,9 +33,22 @@ void YamlFields::fail(const YAML::Node& node, const std::string& message) const 
   throw InputError({source_, line_of(node.Mark())}, message);
 }
 
+void YamlFields::unique_keys(const YAML::Node& map) const {
+  if (!map.IsMap()) return;
+  std::map<std::string, int64_t> first_line;
+  for (const auto& entry : map) {
+    const auto key = entry.first.as<std::string>();
+    const auto [at, inserted] = first_line.emplace(key, line_of(entry.first.Mark()));
+    if (!inserted)
+      fail(entry.first,
+           "key '" + key + "' given twice (first at line " + std::to_string(at->second) + ")");
+  }
+}
+
 void YamlFields::only_keys(const YAML::Node& map, const std::set<std::string>& allowed,
                            const std::string& where) const {
   if (!map.IsMap()) fail(map, "expected " + where + " to be a mapping of keys to values");
+  unique_keys(map);
   for (const auto& entry : map) {
     const auto key = entry.first.as<std::string>();
     if (allowed.count(key)) continue;

@@ -24,7 +24,9 @@ class YamlFields {
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const;
 
-  // Rejects keys outside `allowed` so typos do not pass silently.
+  // Rejects a key given twice in `map` (YAML parsers keep one silently).
+  void unique_keys(const YAML::Node& map) const;
+  // Rejects keys outside `allowed` so typos do not pass silently, and repeated keys.
   void only_keys(const YAML::Node& map, const std::set<std::string>& allowed,
                  const std::string& where) const;
   YAML::Node required(const YAML::Node& map, const std::string& key,

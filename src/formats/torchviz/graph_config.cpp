@@ -26,6 +26,7 @@ GraphConfig parse_graph_config(std::string_view text, const std::string& source)
   config.source = source;
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw InputError({source, 1}, "expected a YAML mapping of graph settings");
+  fields.unique_keys(root);
   for (const auto& entry : root) {
     const std::string key = entry.first.as<std::string>();
     const YAML::Node& value = entry.second;

@@ -54,6 +54,15 @@ TEST(YamlFields, ErrorsNameTheLineAndWhatWasExpected) {
             std::string::npos);
 }
 
+TEST(YamlFields, RepeatedKeysAreRefused) {
+  const YamlFields f("c.yaml");
+  const YAML::Node root = f.load("size: 8\nlink: 1 GB/s\nsize: 16\n");
+  EXPECT_EQ(error_of([&] {
+              f.only_keys(root, {"size", "link"}, "the test");
+            }),
+            "c.yaml:3: key 'size' given twice (first at line 1)");
+}
+
 TEST(YamlFields, SyntaxErrorsNameTheLine) {
   const YamlFields f("c.yaml");
   EXPECT_EQ(error_of([&] { f.load("a: 1\nb: [2, 3\n"); }).rfind("c.yaml:", 0), 0u);
