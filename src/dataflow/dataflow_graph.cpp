@@ -4,6 +4,8 @@
 #include <map>
 #include <queue>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace orrery {
 namespace {
@@ -91,6 +93,69 @@ void check_kernel(DataflowKernel& k, int64_t word, const std::string& file, Diag
   if (k.memory_bytes < 0) throw InputError(at, label(k) + ": expected memory_size >= 0");
 }
 
+// DFModel's generators write each tensor size as the full tensor's bytes from the kernel's
+// dimensions (seed 004 and DFModel's SN30 example agree to float32 rounding): the output
+// outer M N word; an element-wise kernel's inputs the same; a GEMM's operands outer M K word and
+// K N word (the input of a GEMM with a weight is K N word, shared by the outer products: the
+// Q/K/V projections' outer is the heads). The first size that matches none of these, as
+// "input_tensor_size 5 B, expected K*N*word = 104857600 B", or "".
+std::string tensor_size_disagreement(const DataflowKernel& k, int64_t word) {
+  const double o = static_cast<double>(k.outer), m = static_cast<double>(k.m),
+               kk = static_cast<double>(k.k), n = static_cast<double>(k.n),
+               w = static_cast<double>(word);
+  const double mn = o * m * n * w, mk = m * kk * w, kn = kk * n * w;
+  const auto near = [](double value, double want) {
+    return std::abs(value - want) <= 1e-6 * std::max(1.0, want);
+  };
+  struct Expect {
+    double value;
+    const char* field;
+    std::vector<std::pair<const char*, double>> sizes;  // what the field may be
+  };
+  const bool two = k.variant == KernelVariant::GemmInputInput ||
+                   k.variant == KernelVariant::ElementwiseInputInput;
+  const char* first = two ? "input_tensor_1_size" : "input_tensor_size";
+  std::vector<Expect> expects = {{k.output_bytes, "output_tensor_size", {{"outer*M*N*word", mn}}}};
+  switch (k.variant) {
+    case KernelVariant::Elementwise:
+      expects.push_back({k.input1_bytes, first, {{"outer*M*N*word", mn}}});
+      break;
+    case KernelVariant::ElementwiseInputInput:
+      expects.push_back({k.input1_bytes, first, {{"outer*M*N*word", mn}}});
+      expects.push_back({k.input2_bytes, "input_tensor_2_size", {{"outer*M*N*word", mn}}});
+      break;
+    case KernelVariant::GemmInputWeight:
+      expects.push_back({k.input1_bytes, first, {{"K*N*word", kn}, {"outer*K*N*word", o * kn}}});
+      expects.push_back(
+          {k.weight_bytes, "weight_tensor_size", {{"outer*M*K*word", o * mk}, {"M*K*word", mk}}});
+      break;
+    case KernelVariant::GemmInputInput:
+      for (const auto& [value, field] :
+           {std::pair{k.input1_bytes, first}, std::pair{k.input2_bytes, "input_tensor_2_size"}})
+        expects.push_back({value,
+                           field,
+                           {{"outer*M*K*word", o * mk},
+                            {"outer*K*N*word", o * kn},
+                            {"M*K*word", mk},
+                            {"K*N*word", kn}}});
+      break;
+  }
+  for (const Expect& e : expects) {
+    if (e.value == 0) continue;  // absent (the output's is filled in above)
+    bool fits = false;
+    std::string list;
+    for (const auto& [name, size] : e.sizes) {
+      fits = fits || near(e.value, size);
+      list += (list.empty() ? "" : " or ") + std::string(name) + " = " +
+              std::to_string(static_cast<int64_t>(size)) + " B";
+    }
+    if (!fits)
+      return std::string(e.field) + " " + std::to_string(static_cast<int64_t>(e.value)) +
+             " B, expected " + list;
+  }
+  return "";
+}
+
 }  // namespace
 
 DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagnostics) {
@@ -100,8 +165,16 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
   DataflowGraph g;
 
   std::map<int64_t, size_t> index_of;
+  std::string size_mismatch;
+  SourceLocation size_mismatch_at;
+  int64_t size_mismatches = 0;
   for (size_t i = 0; i < n; ++i) {
     check_kernel(kernels[i], problem.run.word_bytes, file, diagnostics);
+    if (const std::string what = tensor_size_disagreement(kernels[i], problem.run.word_bytes);
+        !what.empty() && size_mismatches++ == 0) {
+      size_mismatch = label(kernels[i]) + ": " + what;
+      size_mismatch_at = {file, kernels[i].line};
+    }
     const auto [it, fresh] = index_of.emplace(kernels[i].id, i);
     if (!fresh && kernels[i].id == 0)
       throw InputError({file, kernels[i].line},
@@ -113,6 +186,14 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
                            " again (first: '" + kernels[it->second].name + "')");
     g.has_backward_ = g.has_backward_ || kernels[i].backward;
   }
+  if (size_mismatches > 0)
+    diagnostics.warn(
+        size_mismatch_at,
+        size_mismatch + " (word " + std::to_string(problem.run.word_bytes) + ")" +
+            (size_mismatches > 1 ? " (and " + std::to_string(size_mismatches - 1) + " more kernels)"
+                                 : std::string()) +
+            ": DFModel writes full tensor bytes from outer, M, K, N and word; "
+            "Orrery uses output_tensor_size as given and reads no other size");
 
   g.in_.resize(n);
   g.out_.resize(n);

@@ -1,6 +1,7 @@
 #include "formats/dfmodel_reader.h"
 
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
 
 #include <fmt/format.h>
@@ -25,6 +26,35 @@ using google::protobuf::TextFormat;
 
 constexpr std::array<std::string_view, 6> kTopLevelBlocks = {
     "dataflow_graph", "system", "cost", "execution", "miscellany", "gurobi"};
+
+// The protobuf library (Debian 12: 3.21, whose logging is its own, not Abseil's) logs to stderr
+// what it rejects while parsing, e.g. "String field '...' contains invalid UTF-8 data when parsing
+// a protocol buffer", before the parse fails. While one of these is alive, its messages are kept
+// for Orrery's own one-line error instead (SetLogHandler; the previous handler is restored).
+class ProtobufLogCapture {
+ public:
+  ProtobufLogCapture() : previous_(google::protobuf::SetLogHandler(&keep)) { first().clear(); }
+  ~ProtobufLogCapture() { google::protobuf::SetLogHandler(previous_); }
+  ProtobufLogCapture(const ProtobufLogCapture&) = delete;
+  ProtobufLogCapture& operator=(const ProtobufLogCapture&) = delete;
+
+  // The first message's first sentence ("" when none).
+  static std::string message() {
+    const std::string& m = first();
+    const size_t end = m.find(". ");
+    return m.substr(0, end);
+  }
+
+ private:
+  static std::string& first() {
+    static std::string text;
+    return text;
+  }
+  static void keep(google::protobuf::LogLevel, const char*, int, const std::string& message) {
+    if (first().empty()) first() = message;
+  }
+  google::protobuf::LogHandler* previous_;
+};
 
 // Keeps the first error of the text parser, with its 1-based line.
 class FirstError : public google::protobuf::io::ErrorCollector {
@@ -259,15 +289,19 @@ class Reader {
     const bool text = looks_like_dfmodel_text(content_);
     first_line_ = text ? 1 : 0;  // binary files have no lines
     TextFormat::ParseInfoTree tree;
+    const ProtobufLogCapture log;
     if (text) {
       parse_text(tree);
     } else if (content_.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
                !dse_.ParseFromArray(content_.data(), static_cast<int>(content_.size()))) {
       WireWalk walk(content_);
+      const std::string library = ProtobufLogCapture::message();
       const std::string detail =
-          walk.walk() ? "the protobuf library rejects it (a string that is not UTF-8, or a file "
-                        "over 2 GB?)"
-                      : walk.problem() + (walk.truncated() ? " (the file is cut off?)" : "");
+          !walk.walk()       ? walk.problem() + (walk.truncated() ? " (the file is cut off?)" : "")
+          : !library.empty() ? "the protobuf library rejects it: " + library
+          : content_.size() > static_cast<size_t>(std::numeric_limits<int>::max())
+              ? "the file is over 2 GiB, more than the protobuf library reads"
+              : "the protobuf library rejects it";
       throw InputError(
           {path_, 0},
           "expected a DFModel DSE file (protobuf text or binary); as binary, " + detail);
@@ -746,11 +780,14 @@ bool looks_like_dfmodel_binary(std::string_view content) {
   if (content.empty() || content.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     return false;
   pb::Dse dse;
+  const ProtobufLogCapture log;  // a failed parse is only a "no" here
   if (dse.ParseFromArray(content.data(), static_cast<int>(content.size())))
     return dse.dataflow_graph().kernels_size() > 0;
-  // A cut-off binary file: every field up to the cut fits the schema and a kernel began.
+  // Every field fits the schema and a kernel began, but the library refuses the file (a string
+  // that is not UTF-8), or the file is cut off: DFModel, with an error of its own to come.
   WireWalk walk(content);
-  return !walk.walk() && walk.truncated() && walk.saw_kernel();
+  const bool fits = walk.walk() || walk.truncated();
+  return fits && walk.saw_kernel();
 }
 
 DataflowProblem read_dfmodel(const std::string& path, std::string_view content,

@@ -402,4 +402,24 @@ TEST(DfmodelCli, ForwardOnlyGraphsAreNotConverted) {
   expect_one_line_error(orrery("convert " + forward.string()), start);
 }
 
+// A string field that is not UTF-8 makes the protobuf library log its reason to stderr before
+// the parse fails; that reason belongs in Orrery's one line, not in lines of its own.
+TEST(DfmodelCli, ProtobufLibraryRejectionIsOneLine) {
+  TempDir dir;
+  std::string bytes = read_file(kSeedBinary);
+  const size_t at = bytes.find("LayerNorm_1");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] = '\xff';  // a byte that never occurs in UTF-8
+  const fs::path bad = dir.path() / "bad.pb";
+  std::ofstream(bad, std::ios::binary) << bytes;
+  for (const char* format : {"", "--format dfmodel "}) {
+    const CliRun r = orrery(std::string("simulate ") + format + bad.string());
+    expect_one_line_error(r, bad.string() +
+                                 ": expected a DFModel DSE file (protobuf text or binary); as "
+                                 "binary, the protobuf library rejects it: String field ");
+    EXPECT_EQ(r.err.find("libprotobuf"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("invalid UTF-8"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace

@@ -108,6 +108,7 @@ class DotGraph {
     static Agiodisc_t io = {TextReader::read, AgIoDisc.putstr, AgIoDisc.flush};
     Agdisc_t discipline = {&memory, &AgIdDisc, &io};
     TextReader reader{&text, 0};
+    agreadline(1);  // cgraph counts lines across reads; each file starts at line 1
     graph_ = agread(&reader, &discipline);
     agseterr(level);
     agseterrf(previous);

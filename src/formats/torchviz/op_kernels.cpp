@@ -79,6 +79,7 @@ class Builder {
 
   void linear();
   void bmm();
+  void attention();
   void layer_norm();
   void elementwise_binary();
   void scatter_back(NodeId input);  // zeros of the input's size, then the gradient written in
@@ -121,6 +122,40 @@ void Builder::bmm() {
   k_.forward.push_back(gemm(batch, m, n, k, a.dtype));
   k_.input_grad.push_back(gemm(batch, m, k, n, a.dtype));  // dA = dC B^T
   k_.input_grad.push_back(gemm(batch, k, n, m, a.dtype));  // dB = A^T dC
+}
+
+// Fused attention (FlashAttention-2 style; the memory-efficient and cuDNN kernels do the same
+// arithmetic), per head of BH = batch x heads, query length Sq, key length Sk, head dims E (query,
+// key) and Ev (value):
+// - forward: S = Q K^T (2 Sq Sk E) and O = P V (2 Sq Sk Ev), softmax in between on chip:
+//   2 BH Sq Sk (E + Ev) FLOP = 4 B H Sq Sk E for E = Ev; reads Q, K, V, writes O and the fp32
+//   log-sum-exp of each query row; S and P never reach device memory;
+// - backward: S recomputed (2 Sq Sk E), dV = P^T dO (2 Sq Sk Ev), dP = dO V^T (2 Sq Sk Ev),
+//   dQ = dS K (2 Sq Sk E), dK = dS^T Q (2 Sq Sk E): 2 BH Sq Sk (3E + 2Ev) FLOP = 10 B H Sq Sk E,
+//   2.5 times the forward; reads Q, K, V, O, dO, the log-sum-exp and the row sums of dO * O
+//   (written by a pre-pass), writes dQ, dK, dV.
+// Both are priced as one GEMM-class kernel of BH (Sq x (E + Ev or 3E + 2Ev)) . (.. x Sk)
+// products: tiles of the Sq x Sk score matrix of each head. Softmax exponentials are not counted
+// (as FlashAttention's own FLOP figures), nor a causal mask's skipped blocks (the graph does not
+// say whether the attention is causal).
+void Builder::attention() {
+  const TensorShape& q = in(node_.inputs.front());
+  const bool all = node_.inputs.size() >= 3;
+  const TensorShape& k = all ? in(node_.inputs[1]) : q;
+  const TensorShape& v = all ? in(node_.inputs[2]) : q;
+  if (q.dims.size() < 2 || k.dims.size() < 2 || v.dims.size() < 2) return;
+  const int64_t sq = q.dims[q.dims.size() - 2].size, e = q.dims.back().size;
+  const int64_t sk = k.dims[k.dims.size() - 2].size, ev = v.dims.back().size;
+  const int64_t heads = q.numel() / std::max<int64_t>(1, sq * e);
+  const int64_t b = size_in_bytes(q.dtype);
+  const auto lse = static_cast<Bytes>(heads * sq * kFp32);
+  const auto qkv = static_cast<Bytes>((q.numel() + k.numel() + v.numel()) * b);
+  ComputeDemand forward = gemm(heads, sq, sk, e + ev, q.dtype);
+  forward.bytes = qkv + out_bytes() + lse;
+  k_.forward.push_back(forward);
+  ComputeDemand backward = gemm(heads, sq, sk, 3 * e + 2 * ev, q.dtype);
+  backward.bytes = 2 * qkv + 2 * out_bytes() + 3 * lse;
+  k_.input_grad.push_back(backward);
 }
 
 void Builder::layer_norm() {
@@ -172,6 +207,8 @@ OpKernels Builder::build() {
     linear();
   } else if (op == "Bmm") {
     bmm();
+  } else if (is_fused_attention(op)) {
+    attention();
   } else if (op == "NativeLayerNorm" || op == "LayerNorm") {
     layer_norm();
   } else if (op == "Softmax" || op == "LogSoftmax") {

@@ -79,12 +79,12 @@ class Inference {
       if (n.kind == NodeKind::Output && !output_) output_ = &n;
       if (n.op == "ToCopy") autocast_ = true;
       if (n.kind == NodeKind::Parameter) {
-        if (n.shape.size() == 3 && n.shape[0] == 1) learned_tokens_ += n.shape[1];
         if (const auto e = expert_of(n.name))
           last_expert_[e->module] = std::max(last_expert_[e->module], e->index);
       }
     }
     mark_parameters();
+    learned_tokens_ = concatenated_learned_tokens();
     settings_init();
   }
 
@@ -136,23 +136,80 @@ class Inference {
     }
   }
 
+  // Learned tokens that the graph concatenates with the sequence (a Q-Former's query tokens, a
+  // ViT's class token): 3-D parameters (1, X, C) that reach a Cat through their AccumulateGrad,
+  // casts, views and an Expand to the batch. A (1, X, C) parameter used otherwise (minGPT's
+  // position embedding, sliced and added) adds no tokens.
+  int64_t concatenated_learned_tokens() const {
+    int64_t tokens = 0;
+    for (NodeId id = 0; id < g_.nodes.size(); ++id) {
+      const GraphNode& n = g_.nodes[id];
+      if (n.kind != NodeKind::Parameter || n.shape.size() != 3 || n.shape[0] != 1) continue;
+      std::vector<NodeId> frontier = {id};
+      bool joined = false;
+      for (int depth = 0; depth < 6 && !frontier.empty() && !joined; ++depth) {
+        std::vector<NodeId> next;
+        for (const NodeId at : frontier) {
+          for (const NodeId c : node(at).consumers) {
+            const GraphNode& consumer = node(c);
+            if (consumer.op == "Cat") joined = true;
+            if (consumer.kind == NodeKind::AccumulateGrad || consumer.op == "Expand" ||
+                consumer.op == "ToCopy" || consumer.op == "Clone" || is_reshape(consumer.op))
+              next.push_back(c);
+          }
+        }
+        frontier = std::move(next);
+      }
+      if (joined) tokens = add(tokens, n.shape[1]);
+    }
+    return tokens;
+  }
+
   void settings_init() {
     GraphSettings& s = result_.settings;
     const bool output_has_batch = output_ && !output_->shape.empty();
-    if (config_.batch)
+    if (config_.batch) {
       s.batch = *config_.batch;
-    else if (output_has_batch)
+      batch_source_ = "graph config";
+    } else if (output_has_batch) {
       s.batch = output_->shape[0];
-    else
+      batch_source_ = "the output's first size";
+    } else {
       defaults_.insert("batch");
+      batch_source_ = "default";
+    }
     if (config_.beams) s.beams = *config_.beams;
     if (config_.dtype) s.autocast = *config_.dtype;
-    if (config_.text_tokens)
+    // The output's second size is its tokens only when it has a feature axis after them: a 2-D
+    // output (a classifier's (batch, classes)) has none.
+    const bool output_has_tokens = output_ && output_->shape.size() >= 3;
+    if (config_.text_tokens) {
       s.text_tokens = *config_.text_tokens;
-    else if (output_ && output_->shape.size() >= 2 && output_->shape[1] > learned_tokens_)
+      text_tokens_source_ = "graph config";
+    } else if (output_has_tokens && output_->shape[1] > learned_tokens_) {
       s.text_tokens = output_->shape[1] - learned_tokens_;
-    else
+      text_tokens_source_ = learned_tokens_ > 0
+                                ? "the output's tokens - " + std::to_string(learned_tokens_) +
+                                      " learned tokens concatenated with them"
+                                : "the output's tokens";
+    } else {
       defaults_.insert("text_tokens");
+      text_tokens_source_ = "default";
+      TensorShape declared;
+      if (output_)
+        for (const int64_t size : output_->shape)
+          declared.dims.push_back({Axis::Other, size});
+      text_tokens_reason_ =
+          !output_ ? "no output tensor gives the text length"
+          : !output_has_tokens
+              ? "the output " + declared.to_string() +
+                    " has no token dimension (it is not [batch, tokens, features]), so the graph "
+                    "does not give the text length"
+              : "the output's " + std::to_string(output_->shape[1]) + " tokens are all " +
+                    std::to_string(learned_tokens_) +
+                    " learned tokens concatenated with the text, so the graph does not give the "
+                    "text length";
+    }
     if (autocast_ && !config_.dtype)
       warn("the graph casts tensors (autocast) but not to which type; assuming " +
            std::string(to_string(s.autocast)) + " (graph config 'dtype')");
@@ -166,14 +223,14 @@ class Inference {
   }
   int64_t text_tokens() {
     if (defaults_.erase("text_tokens"))
-      warn(
-          "the output does not give the text length; assuming 1 token (graph config "
-          "'text_tokens')");
+      warn(text_tokens_reason_ + "; assuming 1 token (graph config 'text_tokens')");
+    used_text_tokens_ = true;
     return result_.settings.text_tokens;
   }
   // Tokens of an input that needs no gradient and whose rows the graph does not state: the graph
   // config's, else as many as the output has (none: the input is [batch, features]).
   std::optional<int64_t> external_tokens(NodeId id) {
+    used_external_ = true;
     if (config_.external_tokens) return *config_.external_tokens;
     const std::optional<int64_t> tokens = output_ && output_->shape.size() >= 3
                                               ? std::optional<int64_t>(output_->shape[1])
@@ -190,6 +247,7 @@ class Inference {
     return tokens;
   }
   int64_t beams() {
+    used_beams_ = true;
     if (!config_.beams && !warned_beams_) {
       warned_beams_ = true;
       warn("the routing beams of the mixture of experts are not in the graph; assuming " +
@@ -198,6 +256,7 @@ class Inference {
     return result_.settings.beams;
   }
   int64_t heads(int64_t features) {
+    used_heads_ = true;
     if (config_.heads && features % *config_.heads == 0) return *config_.heads;
     const int64_t fallback = std::max<int64_t>(1, features / 64);
     if (!warned_heads_) {
@@ -249,7 +308,13 @@ class Inference {
   void infer_op(NodeId id);
   TensorShape linear(NodeId id);
   TensorShape bmm(NodeId id);
-  TensorShape broadcast(const std::vector<NodeId>& inputs);
+  TensorShape broadcast(NodeId id, const std::vector<NodeId>& inputs);
+  TensorShape transpose(NodeId id, TensorShape in) const;
+  TensorShape attention(NodeId id);
+  bool reaches_batched_matmul(NodeId id) const;
+  void narrow(NodeId tensor, size_t from_end, int64_t size);
+  std::string settings_summary() const;
+  std::string rerow_note(const TensorShape& t) const;
   TensorShape reshape(NodeId id, TensorShape in);
   TensorShape permute(TensorShape in);
   TensorShape expand(NodeId id, TensorShape in);
@@ -272,6 +337,8 @@ class Inference {
   const GraphNode* output_ = nullptr;
   bool autocast_ = false;
   int64_t learned_tokens_ = 0;
+  std::string batch_source_, text_tokens_source_, text_tokens_reason_;
+  bool used_text_tokens_ = false, used_external_ = false, used_beams_ = false, used_heads_ = false;
   std::map<std::string, int64_t> last_expert_;  // expert module -> its highest expert index
   std::set<std::string> defaults_;              // settings still at an unreported default
   std::set<std::string> warned_ops_;
@@ -298,6 +365,12 @@ void Inference::infer(NodeId id) {
       return;
     case NodeKind::Output: {
       if (n.inputs.empty()) return;
+      // A lost slice's bound dimensions take the sizes the graph gives the output.
+      const TensorShape& last = shape(n.inputs.front());
+      if (last.dims.size() == n.shape.size())
+        for (size_t i = 0; i < n.shape.size(); ++i)
+          if (last.dims[i].bound && n.shape[i] < last.dims[i].size)
+            narrow(n.inputs.front(), n.shape.size() - 1 - i, n.shape[i]);
       t = shape(n.inputs.front());
       std::vector<int64_t> sizes;
       for (const Dim& d : t.dims)
@@ -306,8 +379,23 @@ void Inference::infer(NodeId id) {
         TensorShape declared;
         for (const int64_t size : n.shape)
           declared.dims.push_back({Axis::Other, size});
+        std::string where;
+        if (sizes.size() != n.shape.size()) {
+          where = std::to_string(sizes.size()) + " dimensions inferred, " +
+                  std::to_string(n.shape.size()) + " in the graph";
+        } else {
+          for (size_t i = 0; i < sizes.size(); ++i)
+            if (sizes[i] != n.shape[i])
+              where += (where.empty() ? "" : "; ") + std::string("dimension ") + std::to_string(i) +
+                       ": " + std::to_string(sizes[i]) + " inferred, " +
+                       std::to_string(n.shape[i]) + " in the graph";
+        }
         warn(id, "the inferred shape " + t.to_string() + " differs from the graph's " +
-                     declared.to_string() + "; a setting in the graph config is probably off");
+                     declared.to_string() + " (" + where + "); the rules used " +
+                     settings_summary() +
+                     ": one of these, or an operator attribute the graph does not keep, does not "
+                     "fit this graph" +
+                     rerow_note(t));
       }
       return;
     }
@@ -337,26 +425,48 @@ void Inference::infer_op(NodeId id) {
       out = external(id, width, width);
     } else {
       out = shape(data.front());
+      // The affine parameters have the normalized shape: the data's last dimensions.
+      for (const NodeId i : n.inputs) {
+        if (!result_.from_parameter[i]) continue;
+        const TensorShape& p = shape(i);
+        bool fits = p.dims.size() <= out.dims.size();
+        for (size_t j = 1; fits && j <= p.dims.size(); ++j) {
+          Dim& d = out.dims[out.dims.size() - j];
+          const int64_t size = p.dims[p.dims.size() - j].size;
+          if (d.bound && d.size > size) {
+            narrow(data.front(), j - 1, size);
+            d = {d.axis, size};
+          }
+          fits = d.size == size;
+        }
+        if (!fits)
+          fail(id,
+               "expected layer-norm parameters of the data's normalized (last) dimensions, "
+               "found " +
+                   p.to_string() + " for data " + out.to_string());
+      }
     }
     out.dtype = autocast_ ? DType::FP32 : out.dtype;
   } else if (op == "Embedding") {
-    out.dims = {{Axis::Batch, batch()},
-                {Axis::Token, text_tokens()},
-                {Axis::Feature, in.dims.empty() ? 1 : in.dims.back().size}};
+    // torch.nn.functional.embedding requires a 2-D table [num_embeddings, embedding_dim].
+    if (in.dims.size() != 2)
+      fail(id, "expected a 2-D embedding table [entries, features], found " + in.to_string());
+    out.dims = {
+        {Axis::Batch, batch()}, {Axis::Token, text_tokens()}, {Axis::Feature, in.dims[1].size}};
+  } else if (is_fused_attention(op)) {
+    out = attention(id);
   } else if (keeps_shape(op)) {
     out = in;
     if (op == "ToCopy")
       out.dtype = in.dtype == DType::FP32 ? result_.settings.autocast : DType::FP32;
     if ((op == "Softmax" || op == "LogSoftmax") && autocast_) out.dtype = DType::FP32;
   } else if (is_binary_elementwise(op)) {
-    out = n.inputs.size() >= 2 ? broadcast(n.inputs) : in;
+    out = n.inputs.size() >= 2 ? broadcast(id, n.inputs) : in;
   } else if (op == "T") {
     out = in;
     std::reverse(out.dims.begin(), out.dims.end());
   } else if (op == "Transpose") {
-    out = in;
-    if (out.dims.size() >= 2)
-      std::swap(out.dims[out.dims.size() - 1], out.dims[out.dims.size() - 2]);
+    out = transpose(id, in);
   } else if (op == "Permute") {
     out = permute(in);
   } else if (is_reshape(op)) {
@@ -444,10 +554,9 @@ std::optional<std::pair<int64_t, NodeId>> Inference::elements_from_output(
     if (n.op == "Addmm" || n.op == "Mm" || n.op == "Linear") {
       const LinearOperands operands = linear_operands(g_, result_, next);
       if (!operands.weight_is_parameter) return std::nullopt;
-      const auto p = parameter_of(g_, result_, *operands.weight);
-      // The weight is [N, K]: K features in, N out.
-      if (!p || node(*p).shape.size() != 2 || !scale(node(*p).shape[1], node(*p).shape[0]))
-        return std::nullopt;
+      // K features in, N out, from the weight's layout in the graph (T or not).
+      const auto kn = weight_k_n(g_, result_, *operands.weight);
+      if (!kn || !scale(kn->first, kn->second)) return std::nullopt;
     } else if (!(keeps_shape(n.op) || is_reshape(n.op) || n.op == "NativeLayerNorm" ||
                  n.op == "LayerNorm" || is_binary_elementwise(n.op))) {
       return std::nullopt;
@@ -504,20 +613,46 @@ TensorShape Inference::linear(NodeId id) {
   const int64_t k = w.dims[0].size;
   const int64_t n_out = w.dims[1].size;
   TensorShape out;
+  if (operands.bias) {
+    // addmm adds the bias to every row: it broadcasts to [M, N].
+    const TensorShape& b = shape(*operands.bias);
+    if (b.dims.size() != 1 || (b.dims[0].size != n_out && b.dims[0].size != 1))
+      fail(id, "expected a bias of N = " + std::to_string(n_out) + " elements (the weight is " +
+                   w.to_string() + ", K x N), found " + b.to_string());
+  }
   if (!operands.data) {
     result_.external_input[id] = true;
     out = external(id, k, n_out);
   } else {
     out = shape(*operands.data);
   }
+  if (!out.dims.empty() && out.dims.back().bound && out.dims.back().size > k) {
+    // A slice of the features whose bounds the graph lost: the product takes K of them.
+    narrow(*operands.data, 0, k);
+    out.dims.back().size = k;
+    out.dims.back().bound = false;
+  }
   if (out.dims.empty() || out.dims.back().size != k) {
-    // Rows of k features: a reshape the graph does not show; it must come out even.
+    // torch.addmm / mm need [M, K] x [K, N]. nn.Linear flattens its input to rows of its last
+    // dimension, so a last dimension other than K is refused, as PyTorch refuses it; only an
+    // explicit view (whose target the graph does not keep) can make rows of K features of it.
+    const bool through_view = operands.data && is_reshape(node(*operands.data).op);
     const int64_t elements = out.numel();
+    const std::string weight =
+        "the weight is " + w.to_string() + " (K x N) as the product reads it";
+    if (!through_view)
+      fail(id, "expected a data operand with K = " + std::to_string(k) +
+                   " features in its last dimension (" + weight + "), found " + out.to_string());
     if (k <= 0 || elements % k != 0)
-      fail(id, "expected a data operand that divides into rows of " + std::to_string(k) +
-                   " features (the weight is " + w.to_string() + " after its transpose), found " +
-                   out.to_string());
+      fail(id, "expected a data operand with K = " + std::to_string(k) +
+                   " features in its last dimension, or a view of it that divides into rows of " +
+                   std::to_string(k) + " (" + weight + "), found " + out.to_string());
+    warn(id, "reads " + out.to_string() + " as " + std::to_string(elements / k) +
+                 " rows of K = " + std::to_string(k) + " features (" + weight +
+                 "): the view before it is taken to reshape it so; nn.Linear would refuse a last "
+                 "dimension other than K, so check the weight's shape");
     out.dims = {{Axis::Other, elements / k}, {Axis::Feature, k}};
+    out.rerowed_by = id;
   }
   out.dims.back() = {Axis::Feature, n_out};
   return out;
@@ -549,28 +684,183 @@ TensorShape Inference::bmm(NodeId id) {
   return out;
 }
 
-TensorShape Inference::broadcast(const std::vector<NodeId>& inputs) {
+// PyTorch's broadcasting: sizes are matched from the last dimension back, and each pair must be
+// equal or contain a 1. A dimension bound by a lost slice (Dim::bound) may be smaller than it
+// says: matched against a smaller size, it takes that size (the slice must have cut it so).
+TensorShape Inference::broadcast(NodeId id, const std::vector<NodeId>& inputs) {
   TensorShape out = shape(inputs.front());
   for (size_t k = 1; k < inputs.size(); ++k) {
-    const TensorShape& other = shape(inputs[k]);
-    if (other.numel() > out.numel()) out.rows = other.rows;
-    if (out.segments.empty()) out.segments = other.segments;
-    if (other.dtype == DType::FP32) out.dtype = DType::FP32;
+    const TensorShape other = shape(inputs[k]);
     std::vector<Dim> dims(std::max(out.dims.size(), other.dims.size()));
-    for (size_t i = 0; i < dims.size(); ++i) {
+    std::vector<std::pair<size_t, int64_t>> narrow_out, narrow_other;  // (from the end, size)
+    std::optional<size_t> clash;
+    for (size_t i = 0; i < dims.size() && !clash; ++i) {
       const auto pick = [&](const TensorShape& t) -> std::optional<Dim> {
         if (i >= t.dims.size()) return std::nullopt;
         return t.dims[t.dims.size() - 1 - i];
       };
       const auto x = pick(out), y = pick(other);
-      const Dim d = !x                                                     ? *y
-                    : !y                                                   ? *x
-                    : (x->size >= y->size && x->size != 1) || y->size == 1 ? *x
-                                                                           : *y;
+      Dim d;
+      if (!x || !y) {
+        d = x ? *x : *y;
+      } else if (x->size == y->size) {
+        // Equal sizes: the more specific role (a parameter's dimensions have none but features).
+        d = (x->axis == Axis::Other || x->axis == Axis::Unit) ? *y : *x;
+        d.bound = x->bound && y->bound;
+      } else if (x->size == 1 || y->size == 1) {
+        d = x->size == 1 ? *y : *x;
+      } else if (x->bound && y->size < x->size) {
+        d = *y;
+        narrow_out.emplace_back(i, y->size);
+      } else if (y->bound && x->size < y->size) {
+        d = *x;
+        narrow_other.emplace_back(i, x->size);
+      } else {
+        clash = i;
+        break;
+      }
       dims[dims.size() - 1 - i] = d;
     }
+    if (clash) {
+      // Equal element counts with the same features: one operand is a view of the other's shape
+      // whose target the graph does not keep (a linear layer's flattened rows, an input from
+      // outside the graph); the one with more dimensions says more.
+      if (out.numel() == other.numel() && !out.dims.empty() && !other.dims.empty() &&
+          out.dims.back().size == other.dims.back().size) {
+        if (other.dims.size() > out.dims.size()) out.dims = other.dims;
+        if (!out.rerowed_by) out.rerowed_by = other.rerowed_by;
+        continue;
+      }
+      const size_t i = *clash;
+      const auto size_at = [&](const TensorShape& t) { return t.dims[t.dims.size() - 1 - i].size; };
+      const std::string first =
+          k == 1 ? " from " + g_.describe(inputs.front()) : " (the operands before it)";
+      fail(id,
+           "expected operands that broadcast (PyTorch matches sizes from the last dimension "
+           "back; each pair must be equal or contain a 1), found " +
+               out.to_string() + first + " and " + other.to_string() + " from " +
+               g_.describe(inputs[k]) + ": dimension -" + std::to_string(i + 1) + " is " +
+               std::to_string(size_at(out)) + " vs " + std::to_string(size_at(other)) +
+               rerow_note(out) + rerow_note(other));
+    }
+    if (k == 1)
+      for (const auto& [from_end, size] : narrow_out)
+        narrow(inputs.front(), from_end, size);
+    for (const auto& [from_end, size] : narrow_other)
+      narrow(inputs[k], from_end, size);
+    if (other.numel() > out.numel()) out.rows = other.rows;
+    if (out.segments.empty()) out.segments = other.segments;
+    if (other.dtype == DType::FP32) out.dtype = DType::FP32;
+    if (!out.rerowed_by) out.rerowed_by = other.rerowed_by;
     out.dims = std::move(dims);
   }
+  return out;
+}
+
+// A dimension that a lost slice bound turned out to have `size`: the tensor, and the tensors it
+// copies its shape from back to the slice (casts, clones, element-wise functions), take it.
+void Inference::narrow(NodeId tensor, size_t from_end, int64_t size) {
+  NodeId at = tensor;
+  for (size_t step = 0; step < g_.nodes.size(); ++step) {
+    TensorShape& t = shape(at);
+    if (from_end >= t.dims.size()) return;
+    Dim& d = t.dims[t.dims.size() - 1 - from_end];
+    if (!d.bound) return;
+    d.size = size;
+    d.bound = false;
+    const GraphNode& n = node(at);
+    if (n.op == "Slice") return;
+    if (n.kind != NodeKind::Op || !keeps_shape(n.op) || n.inputs.empty()) return;
+    at = n.inputs.front();
+  }
+}
+
+std::string Inference::settings_summary() const {
+  const GraphSettings& s = result_.settings;
+  std::string text = "batch " + std::to_string(s.batch) + " (" + batch_source_ + ")";
+  if (used_text_tokens_)
+    text += ", text_tokens " + std::to_string(s.text_tokens) + " (" + text_tokens_source_ + ")";
+  if (used_external_)
+    text +=
+        config_.external_tokens
+            ? ", external_tokens " + std::to_string(*config_.external_tokens) + " (graph config)"
+            : std::string(", external_tokens (default: the output's tokens)");
+  if (used_heads_) text += config_.heads ? ", heads (graph config)" : ", heads (default)";
+  if (used_beams_)
+    text +=
+        ", beams " + std::to_string(s.beams) + (config_.beams ? " (graph config)" : " (default)");
+  return text;
+}
+
+std::string Inference::rerow_note(const TensorShape& t) const {
+  if (!t.rerowed_by) return "";
+  return "; " + t.to_string() + " descends from " + g_.describe(*t.rerowed_by) +
+         ", which read its input as rows of its weight's K features";
+}
+
+// transpose(d0, d1) keeps no dimensions in the graph. Attention code transposes in two idioms:
+// the key before a matmul (k.transpose(-2, -1): the last two dimensions) and heads against tokens
+// ([b, t, h, d] <-> [b, h, t, d], q.view(b, t, h, d).transpose(1, 2) and back). A transpose of a
+// tensor with heads next to its tokens that does not lead to a batched matmul is the second.
+TensorShape Inference::transpose(NodeId id, TensorShape in) const {
+  const int h = in.find(Axis::Head), t = in.find(Axis::Token);
+  if (h >= 0 && t >= 0 && (h == t + 1 || t == h + 1) && !reaches_batched_matmul(id)) {
+    std::swap(in.dims[h], in.dims[t]);
+  } else if (in.dims.size() >= 2) {
+    std::swap(in.dims[in.dims.size() - 1], in.dims[in.dims.size() - 2]);
+  }
+  return in;
+}
+
+// Whether `id`'s result reaches a Bmm through expands, copies and views only (torch.matmul of
+// batched operands: expand, reshape, bmm).
+bool Inference::reaches_batched_matmul(NodeId id) const {
+  NodeId at = id;
+  for (int step = 0; step < 6; ++step) {
+    const auto& c = node(at).consumers;
+    if (c.size() != 1) return false;
+    at = c.front();
+    const std::string& op = node(at).op;
+    if (op == "Bmm") return true;
+    if (op != "Expand" && op != "Clone" && op != "ToCopy" && !is_reshape(op)) return false;
+  }
+  return false;
+}
+
+// Fused attention: q [..., Sq, E], k [..., Sk, E], v [..., Sk, Ev] -> [..., Sq, Ev]; the leading
+// sizes of k and v equal, q's a multiple of them (grouped-query attention). Inputs that need no
+// gradient have no edge; with fewer than three, which ones are missing is not known, and the
+// first is taken as the query of a self-attention (keys and values of its shape).
+TensorShape Inference::attention(NodeId id) {
+  const GraphNode& n = node(id);
+  const TensorShape q = shape(n.inputs.front());
+  if (q.dims.size() < 2)
+    fail(id, "expected a query of at least 2 dimensions [..., tokens, features], found " +
+                 q.to_string());
+  TensorShape out = q;
+  if (n.inputs.size() < 3) {
+    if (warned_ops_.insert(n.op).second)
+      warn(id, "a fused attention with " + std::to_string(n.inputs.size()) +
+                   " input edge(s) instead of query, key and value (the others need no gradient "
+                   "and the graph does not say which); taken as a self-attention whose keys and "
+                   "values have the first input's shape " +
+                   q.to_string());
+    return out;
+  }
+  const TensorShape k = shape(n.inputs[1]), v = shape(n.inputs[2]);
+  const auto leading = [](const TensorShape& t) {
+    return t.numel() /
+           std::max<int64_t>(1, mul(t.dims[t.dims.size() - 2].size, t.dims.back().size));
+  };
+  const bool ranks = k.dims.size() == q.dims.size() && v.dims.size() == q.dims.size();
+  if (!ranks || q.dims.back().size != k.dims.back().size ||
+      k.dims[k.dims.size() - 2].size != v.dims[v.dims.size() - 2].size ||
+      leading(k) != leading(v) || leading(k) == 0 || leading(q) % leading(k) != 0)
+    fail(id,
+         "expected query [..., Sq, E], key [..., Sk, E] and value [..., Sk, Ev] of one rank, "
+         "with equal leading sizes for key and value (the query's a multiple of them), found " +
+             q.to_string() + ", " + k.to_string() + " and " + v.to_string());
+  out.dims.back() = v.dims.back();
   return out;
 }
 
@@ -685,7 +975,16 @@ TensorShape Inference::slice(NodeId id, NodeId input, TensorShape in) {
   if (parts >= 2 && b >= 0 && in.dims[b].size % parts == 0) {
     in.dims[b].size /= parts;  // sibling slices tile the rows: one sample's each
     in.rows = Rows::Part;
+    return in;
   }
+  // x[:, a:b, :] makes one Slice per dimension it names; after the one a rule above sized, the
+  // others are the full slices of the same expression.
+  if (node(input).op == "Slice" &&
+      std::none_of(in.dims.begin(), in.dims.end(), [](const Dim& d) { return d.bound; }))
+    return in;
+  // The bounds are lost: every size is an upper bound until an operator needs less of it.
+  for (Dim& d : in.dims)
+    d.bound = d.size > 1;
   return in;
 }
 
@@ -810,6 +1109,31 @@ LinearOperands linear_operands(const AutogradGraph& graph, const InferredShapes&
   }
   if (!data.empty()) result.data = data.front();
   return result;
+}
+
+std::optional<std::pair<int64_t, int64_t>> weight_k_n(const AutogradGraph& graph,
+                                                      const InferredShapes& shapes,
+                                                      NodeId weight_operand) {
+  bool swapped = false;
+  NodeId at = weight_operand;
+  while (graph.nodes[at].kind != NodeKind::Parameter) {
+    const GraphNode& n = graph.nodes[at];
+    if (!shapes.from_parameter[at] || n.inputs.empty()) return std::nullopt;
+    if (n.op == "T" || n.op == "Transpose" || n.op == "Permute")
+      swapped = !swapped;
+    else if (n.kind != NodeKind::AccumulateGrad && n.op != "ToCopy" && n.op != "Clone" &&
+             n.op != "Contiguous" && n.op != "Alias")
+      return std::nullopt;  // a reshape of the weight: its layout is not known
+    at = n.inputs.front();
+  }
+  const std::vector<int64_t>& p = graph.nodes[at].shape;
+  if (p.size() != 2) return std::nullopt;
+  return swapped ? std::pair(p[1], p[0]) : std::pair(p[0], p[1]);
+}
+
+bool is_fused_attention(const std::string& op) {
+  return is_one_of(op, {"ScaledDotProductFlashAttention", "ScaledDotProductEfficientAttention",
+                        "ScaledDotProductCudnnAttention", "ScaledDotProductFlashAttentionForCpu"});
 }
 
 std::optional<NodeId> parameter_of(const AutogradGraph& graph, const InferredShapes& shapes,

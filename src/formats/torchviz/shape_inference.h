@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/diagnostics.h"
@@ -42,6 +43,10 @@ enum class Rows : uint8_t { Samples, Routed, Beams, Part };
 struct Dim {
   Axis axis = Axis::Other;
   int64_t size = 1;
+  // The size is an upper bound: the dimension comes from a Slice whose bounds the graph does not
+  // keep. An operator that needs a smaller size of it (a broadcast against a smaller operand, a
+  // linear layer's K) fixes it, as PyTorch's own shape checks would require.
+  bool bound = false;
 };
 
 struct TensorShape {
@@ -49,6 +54,9 @@ struct TensorShape {
   Rows rows = Rows::Samples;
   std::vector<int64_t> segments;  // sizes of the token parts a concatenation joined
   DType dtype = DType::FP32;
+  // The linear layer that read its input as rows of its weight's K features through a view the
+  // graph does not size (named in later errors and warnings about this tensor).
+  std::optional<NodeId> rerowed_by;
 
   int64_t numel() const;
   int find(Axis axis) const;      // index of the first dim with that role, or -1
@@ -77,7 +85,8 @@ struct InferredShapes {
 
 // The operands of a linear layer (Addmm, Mm): the weight [K, N] (a 2-D parameter seen through its
 // cast and transpose, or the second activation of a product of two), the data input (absent when
-// it needs no gradient) and the bias.
+// it needs no gradient) and the bias. nn.Linear's weight is [N, K] and reaches the product through
+// a T; HF transformers' Conv1D weight is [K, N] and reaches it directly.
 struct LinearOperands {
   std::optional<NodeId> weight;
   std::optional<NodeId> data;
@@ -87,16 +96,30 @@ struct LinearOperands {
 // Structural: only `shapes.from_parameter` is read, so it holds before the shapes are inferred.
 LinearOperands linear_operands(const AutogradGraph& graph, const InferredShapes& shapes, NodeId op);
 
+// [K, N] of a linear layer's weight operand, from the graph's structure alone: the 2-D parameter
+// behind it, swapped once for each T, Transpose or Permute on the way. nullopt when a reshape of
+// the parameter lies on the way or the operand is not a 2-D parameter.
+std::optional<std::pair<int64_t, int64_t>> weight_k_n(const AutogradGraph& graph,
+                                                      const InferredShapes& shapes,
+                                                      NodeId weight_operand);
+
+// Fused attention (torch.nn.functional.scaled_dot_product_attention on its flash, memory-efficient
+// or cuDNN kernels): "ScaledDotProductFlashAttention", "ScaledDotProductEfficientAttention",
+// "ScaledDotProductCudnnAttention", "ScaledDotProductFlashAttentionForCpu".
+bool is_fused_attention(const std::string& op);
+
 // The parameter node behind a parameter-derived tensor (the parameter, its AccumulateGrad, casts
 // and views of it), or nullopt.
 std::optional<NodeId> parameter_of(const AutogradGraph& graph, const InferredShapes& shapes,
                                    NodeId tensor);
 
-// Warnings (each default the graph needed, each operator without a rule, an output shape that
-// differs from the graph's) go to `diagnostics`, located at the node in `graph.path`. Throws
-// InputError naming the node's line when the graph contradicts itself (an operator without the
-// operands its function has, operands that do not fit) or a tensor would exceed
-// kMaxTensorElements (e.g. from graph-config sizes).
+// Warnings (each default the graph needed, each operator without a rule, a linear layer that reads
+// its input through a view as rows of another width, an output shape that differs from the
+// graph's) go to `diagnostics`, located at the node in `graph.path`. Throws InputError naming the
+// node's line when the graph contradicts itself as PyTorch would refuse it (an operator without
+// the operands its function has; operands that do not broadcast, chain or fit the weight; an
+// embedding table that is not 2-D) or a tensor would exceed kMaxTensorElements (e.g. from
+// graph-config sizes).
 InferredShapes infer_shapes(const AutogradGraph& graph, const GraphConfig& config,
                             Diagnostics& diagnostics);
 

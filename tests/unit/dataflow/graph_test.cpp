@@ -128,6 +128,26 @@ TEST(DataflowGraph, MissingSizesAreDerivedWithAWarning) {
   EXPECT_EQ(d.warnings().size(), 2u);
 }
 
+// DFModel writes each tensor size as the full tensor's bytes from the kernel's dimensions; a size
+// that matches none of them is named once, with how many more kernels disagree.
+TEST(DataflowGraph, TensorSizesAreCheckedAgainstTheDimensions) {
+  DataflowProblem p = diamond();
+  p.kernels[2].input1_bytes = 5;  // c: GEMM 6 x 8 x 4, input K x N x word = 8 x 4 x 2 = 64 B
+  p.kernels[3].output_bytes = 1;  // d: 6 x 4 x 2 = 48 B
+  Diagnostics d;
+  DataflowGraph::build(p, d);
+  ASSERT_EQ(d.warnings().size(), 1u);
+  EXPECT_EQ(d.warnings()[0].to_string(),
+            "tiny.txt:30: kernel 'c' (id 3): input_tensor_size 5 B, expected K*N*word = 64 B or "
+            "outer*K*N*word = 64 B (word 2) (and 1 more kernels): DFModel writes full tensor "
+            "bytes from outer, M, K, N and word; Orrery uses output_tensor_size as given and "
+            "reads no other size");
+  Diagnostics clean;
+  DataflowProblem q = diamond();
+  DataflowGraph::build(q, clean);
+  EXPECT_TRUE(clean.warnings().empty());
+}
+
 TEST(DataflowGraph, KernelWithoutIdIsNamed) {
   // proto3 reads an absent id as 0; the connections that name the kernel then dangle.
   DataflowProblem p = diamond();

@@ -391,6 +391,334 @@ TEST(TorchvizShapes, AnInputFromOutsideTheGraphTakesTheRowsTheOutputStates) {
   }
 }
 
+// Writes a torchviz-style graph: each parameter with its AccumulateGrad, each operator with its
+// input edges in argument order (as make_dot draws next_functions), and the output.
+class DotBuilder {
+ public:
+  std::string param(const std::string& name, const std::string& shape) {
+    const std::string p = next(), acc = next();
+    text_ += " " + p + " [label=\"" + name + " (" + shape + ")\" fillcolor=lightblue]\n";
+    text_ += " " + acc + " [label=AccumulateGrad]\n " + p + " -> " + acc + "\n";
+    return acc;
+  }
+  std::string op(const std::string& label, const std::vector<std::string>& inputs) {
+    const std::string id = next();
+    text_ += " " + id + " [label=" + label + "]\n";
+    for (const std::string& i : inputs)
+      text_ += " " + i + " -> " + id + "\n";
+    return id;
+  }
+  // nn.Linear (F.linear on a 3-D input): view(-1, K), addmm(bias, x, weight.t()), view. The
+  // weight is [N, K]. An empty `x` is an input from outside the graph (no edge).
+  std::string linear(const std::string& x, const std::string& name, int64_t k, int64_t n) {
+    const std::string b = param(name + ".bias", std::to_string(n));
+    const std::string w = op("TBackward0", {param(name + ".weight", dims(n, k))});
+    if (x.empty()) return op("ViewBackward0", {op("AddmmBackward0", {b, w})});
+    return op("ViewBackward0", {op("AddmmBackward0", {b, op("ViewBackward0", {x}), w})});
+  }
+  // HF transformers' Conv1D: addmm(bias, x.view(-1, K), weight) with the weight [K, N], no T.
+  std::string conv1d(const std::string& x, const std::string& name, int64_t k, int64_t n) {
+    const std::string b = param(name + ".bias", std::to_string(n));
+    const std::string w = param(name + ".weight", dims(k, n));
+    if (x.empty()) return op("ViewBackward0", {op("AddmmBackward0", {b, w})});
+    return op("ViewBackward0", {op("AddmmBackward0", {b, op("ViewBackward0", {x}), w})});
+  }
+  std::string dot(const std::string& last, const std::string& output_shape) const {
+    return "digraph {\n" + text_ + " out [label=\" (" + output_shape +
+           ")\" fillcolor=darkolivegreen1]\n " + last + " -> out\n}\n";
+  }
+
+ private:
+  static std::string dims(int64_t a, int64_t b) {
+    return std::to_string(a) + ", " + std::to_string(b);
+  }
+  std::string next() { return "n" + std::to_string(count_++); }
+  std::string text_;
+  int count_ = 0;
+};
+
+double forward_flop(const Workload& w) {
+  return w.model && w.model->forward_flop ? *w.model->forward_flop : -1;
+}
+
+// The inferred shape of the node named `name` in `dot`.
+std::string inferred_shape(const std::string& dot, const std::string& name,
+                           const std::string& yaml = "") {
+  const AutogradGraph g = parse_autograd_graph("g.dot", dot);
+  Diagnostics d;
+  const InferredShapes s = infer_shapes(g, parse_graph_config(yaml, "c.yaml"), d);
+  for (NodeId id = 0; id < g.nodes.size(); ++id)
+    if (g.nodes[id].id == name) return s.tensors[id].to_string();
+  return "(no node " + name + ")";
+}
+
+std::string error_reading(const std::string& dot, const std::string& yaml = "") {
+  Diagnostics d;
+  try {
+    read_with_config(yaml, d, dot.c_str());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// minGPT: x = tok_emb(idx) + pos_emb[:, :T, :], pos_emb = nn.Parameter(zeros(1, 64, C)), then a
+// pre-norm MLP block with a residual and a bias-free LM head. B = 4, T = 16, C = 32, vocab 100:
+// M = B T = 64 rows. The position embedding is not a learned token (nothing concatenates it) and
+// its slice takes the 16 tokens the addition needs.
+TEST(TorchvizShapes, MinGptPositionEmbeddingIsSlicedToTheTokens) {
+  DotBuilder b;
+  const std::string tok = b.op("EmbeddingBackward0", {b.param("tok_emb.weight", "100, 32")});
+  const std::string pos_slice =
+      b.op("SliceBackward0", {b.op("SliceBackward0", {b.param("pos_emb", "1, 64, 32")})});
+  const std::string x = b.op("AddBackward0", {tok, pos_slice});
+  const std::string ln =
+      b.op("NativeLayerNormBackward0", {x, b.param("ln.weight", "32"), b.param("ln.bias", "32")});
+  const std::string h = b.op("GeluBackward0", {b.linear(ln, "mlp.c_fc", 32, 128)});
+  const std::string y = b.op("AddBackward0", {x, b.linear(h, "mlp.c_proj", 128, 32)});
+  const std::string head_w = b.op("TBackward0", {b.param("head.weight", "100, 32")});
+  const std::string logits =
+      b.op("UnsafeViewBackward0", {b.op("MmBackward0", {b.op("ViewBackward0", {y}), head_w})});
+  const std::string dot = b.dot(logits, "4, 16, 100");
+
+  Diagnostics d;
+  const Workload w = read_with_config("optimizer: none\n", d, dot.c_str());
+  EXPECT_TRUE(d.warnings().empty()) << d.warnings().front().to_string();
+  // Forward FLOPs by hand (E = 64 x 32 = 2,048 elements of x):
+  //   tok + pos      E                   =   2,048
+  //   layer norm     8 E                 =  16,384
+  //   c_fc           2 x 64 x 32 x 128   = 524,288
+  //   gelu           8 x 64 x 128        =  65,536
+  //   c_proj         2 x 64 x 128 x 32   = 524,288
+  //   residual       E                   =   2,048
+  //   head (Mm)      2 x 64 x 32 x 100   = 409,600
+  //   total                              = 1,544,192   (the embedding gather has no FLOPs)
+  EXPECT_EQ(forward_flop(w), 1'544'192);
+  EXPECT_EQ(layer_named(w, "head:mm").forward.kernels.at(0).flop, 409'600);
+  // The slice of (1, 64, 32) that the addition with (4, 16, 32) needs is (1, 16, 32).
+  EXPECT_EQ(inferred_shape(dot, pos_slice), "(1, 16, 32)");
+  EXPECT_EQ(inferred_shape(dot, x), "(4, 16, 32)");
+
+  // A learned token that is concatenated (a ViT class token: (1, 1, C) expanded to the batch and
+  // put in front of the sequence) is one: the output's 17 tokens are 16 from the embedding + 1.
+  DotBuilder v;
+  const std::string cls = v.op("ExpandBackward0", {v.param("cls_token", "1, 1, 32")});
+  const std::string emb = v.op("EmbeddingBackward0", {v.param("emb.weight", "100, 32")});
+  const std::string seq = v.op("CatBackward0", {cls, emb});
+  const std::string vdot = v.dot(seq, "4, 17, 32");
+  EXPECT_EQ(inferred_shape(vdot, emb), "(4, 16, 32)");
+  EXPECT_EQ(inferred_shape(vdot, seq), "(4, 17, 32)");
+}
+
+// GPT-2's MLP in HF transformers' Conv1D layers (weights [K, N] used by addmm without a T) on an
+// input from outside the graph, output (4, 128, 768): the input's rows follow from the output
+// through c_proj (K 3072 -> N 768) and c_fc (768 -> 3072): M = 4 x 128 = 512 rows of 768.
+TEST(TorchvizShapes, Conv1dWeightsWithoutATransposeOnAnExternalInput) {
+  DotBuilder b;
+  const std::string h = b.op("GeluBackward0", {b.conv1d("", "mlp.c_fc", 768, 3072)});
+  const std::string y = b.conv1d(h, "mlp.c_proj", 3072, 768);
+  const std::string dot = b.dot(y, "4, 128, 768");
+  Diagnostics d;
+  const Workload w = read_with_config("optimizer: none\n", d, dot.c_str());
+  EXPECT_TRUE(d.warnings().empty()) << d.warnings().front().to_string();
+  // c_fc   2 x 512 x 768 x 3072 = 2,415,919,104
+  // gelu   8 x 512 x 3072       =    12,582,912
+  // c_proj 2 x 512 x 3072 x 768 = 2,415,919,104
+  EXPECT_EQ(forward_flop(w), 2.0 * 2'415'919'104 + 12'582'912);
+  const Layer& fc = layer_named(w, "mlp.c_fc:addmm");
+  EXPECT_EQ(fc.forward.kernels.at(0).gemm.m, 512);
+  EXPECT_EQ(fc.forward.kernels.at(0).gemm.k, 768);
+  EXPECT_EQ(fc.forward.kernels.at(0).gemm.n, 3072);
+  EXPECT_TRUE(fc.input_grad.kernels.empty());  // the input needs no gradient
+  ASSERT_EQ(fc.weight_grad.kernels.size(), 2u);
+  EXPECT_EQ(fc.weight_grad.kernels[0].flop, 2'415'919'104);  // dW = X^T dY: 2 x 768 x 3072 x 512
+  // The same layers read as nn.Linear (a T in front of [N, K] weights) give the same figures.
+  DotBuilder l;
+  const std::string lh = l.op("GeluBackward0", {l.linear("", "mlp.c_fc", 768, 3072)});
+  Diagnostics dl;
+  const std::string ldot = l.dot(l.linear(lh, "mlp.c_proj", 3072, 768), "4, 128, 768");
+  EXPECT_EQ(forward_flop(read_with_config("optimizer: none\n", dl, ldot.c_str())),
+            2.0 * 2'415'919'104 + 12'582'912);
+}
+
+// A text classifier: embedding (1000, 64) -> LayerNorm -> mean over the tokens -> Linear(64, 10),
+// output (8, 10). The output has no token dimension: its 10 is the classes, not a text length.
+TEST(TorchvizShapes, TwoDimensionalOutputGivesNoTokenCount) {
+  DotBuilder b;
+  const std::string emb = b.op("EmbeddingBackward0", {b.param("emb.weight", "1000, 64")});
+  const std::string ln =
+      b.op("NativeLayerNormBackward0", {emb, b.param("ln.weight", "64"), b.param("ln.bias", "64")});
+  const std::string pooled = b.op("MeanBackward1", {ln});
+  const std::string cls_w = b.op("TBackward0", {b.param("cls.weight", "10, 64")});
+  const std::string logits = b.op("AddmmBackward0", {b.param("cls.bias", "10"), pooled, cls_w});
+  const std::string dot = b.dot(logits, "8, 10");
+
+  Diagnostics d;
+  const Workload w = read_with_config("optimizer: none\n", d, dot.c_str());
+  EXPECT_TRUE(has_warning(d,
+                          "the output (8, 10) has no token dimension (it is not [batch, tokens, "
+                          "features]), so the graph does not give the text length; assuming 1 "
+                          "token (graph config 'text_tokens')"));
+  EXPECT_FALSE(has_warning(d, "differs from the graph's"));
+  // 1 token: LN 8 x 8 x 64 = 4,096; mean 512; classifier 2 x 8 x 64 x 10 = 10,240.
+  EXPECT_EQ(forward_flop(w), 4'096 + 512 + 10'240);
+  Diagnostics d128;
+  const Workload w128 = read_with_config("optimizer: none\ntext_tokens: 128\n", d128, dot.c_str());
+  EXPECT_TRUE(d128.warnings().empty()) << d128.warnings().front().to_string();
+  // 128 tokens: LN 8 x 8 x 128 x 64 = 524,288; mean 8 x 128 x 64 = 65,536; classifier 10,240.
+  EXPECT_EQ(forward_flop(w128), 524'288 + 65'536 + 10'240);
+}
+
+// Shapes that PyTorch would refuse are errors at the node's line, not a broadcast to the larger
+// size or a silent re-reading of rows.
+TEST(TorchvizShapes, IncompatibleOperandsAreRefusedAtTheirNode) {
+  const auto line = [](const std::string& dot, const std::string& node) {
+    return "mlp.dot:" + std::to_string(dot_node_line(dot, node)) + ": node " + node;
+  };
+  // An FFN whose fc1 weight is (2048, 256) on 512 features, with a residual (8, 128, 512):
+  // F.linear refuses it. Through the view in front of the addmm, 8 x 128 x 512 elements could be
+  // 2,048 rows of 256 (said in a warning); the residual then adds (2048, 512) to (8, 128, 512),
+  // which do not broadcast.
+  {
+    DotBuilder b;
+    const std::string x = b.op("EmbeddingBackward0", {b.param("emb.weight", "1000, 512")});
+    const std::string fc1 = b.linear(x, "fc1", 256, 2048);  // view(addmm n9), see DotBuilder
+    const std::string h = b.op("GeluBackward0", {fc1});
+    const std::string fc2 = b.linear(h, "fc2", 2048, 512);
+    const std::string y = b.op("AddBackward0", {fc2, x});
+    const std::string dot = b.dot(y, "8, 128, 512");
+    Diagnostics d;
+    try {
+      read_with_config("optimizer: none\n", d, dot.c_str());
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.rfind(line(dot, y) + " (AddBackward0): expected operands that broadcast", 0), 0u)
+          << m;
+      EXPECT_NE(m.find("found (8, 128, 512) from node " + x +
+                       " (EmbeddingBackward0) and (2048, 512) "
+                       "from node " +
+                       fc2 + " (ViewBackward0): dimension -2 is 128 vs 2048"),
+                std::string::npos)
+          << m;
+      EXPECT_EQ(fc1, "n10");  // the addmm that re-rowed its input is the node just before
+      EXPECT_NE(m.find("descends from node n9 (AddmmBackward0), which read its input as rows"),
+                std::string::npos)
+          << m;
+    }
+    EXPECT_TRUE(has_warning(d, "reads (8, 128, 512) as 2048 rows of K = 256 features"));
+  }
+  // Two embeddings of different widths added.
+  {
+    DotBuilder b;
+    const std::string a = b.op("EmbeddingBackward0", {b.param("a.weight", "100, 32")});
+    const std::string c = b.op("EmbeddingBackward0", {b.param("c.weight", "100, 64")});
+    const std::string sum = b.op("AddBackward0", {a, c});
+    const std::string dot = b.dot(sum, "4, 16, 32");
+    EXPECT_EQ(error_reading(dot),
+              line(dot, sum) +
+                  " (AddBackward0): expected operands that broadcast (PyTorch matches sizes "
+                  "from the last dimension back; each pair must be equal or contain a 1), found "
+                  "(4, 16, 32) from node n2 (EmbeddingBackward0) and (4, 16, 64) from node n5 "
+                  "(EmbeddingBackward0): dimension -1 is 32 vs 64");
+  }
+  // A linear layer whose input comes straight from an operator (no view) with other features.
+  {
+    DotBuilder b;
+    const std::string x = b.op("EmbeddingBackward0", {b.param("emb.weight", "100, 512")});
+    const std::string w = b.op("TBackward0", {b.param("fc.weight", "64, 256")});
+    const std::string mm = b.op("MmBackward0", {x, w});
+    const std::string dot = b.dot(mm, "4, 16, 64");
+    EXPECT_EQ(error_reading(dot), line(dot, mm) +
+                                      " (MmBackward0): expected a data operand with K = 256 "
+                                      "features in its last dimension (the weight is (256, 64) "
+                                      "(K x N) as the product reads it), found (4, 16, 512)");
+  }
+  // A bias that is not N wide, a 1-D embedding table, a layer norm of other width.
+  {
+    DotBuilder b;
+    const std::string mm =
+        b.op("AddmmBackward0",
+             {b.param("fc.bias", "7"), b.op("TBackward0", {b.param("fc.weight", "4, 16")})});
+    const std::string dot = b.dot(mm, "8, 4");
+    EXPECT_EQ(error_reading(dot), line(dot, mm) +
+                                      " (AddmmBackward0): expected a bias of N = 4 elements (the "
+                                      "weight is (16, 4), K x N), found (7)");
+  }
+  {
+    DotBuilder b;
+    const std::string e = b.op("EmbeddingBackward0", {b.param("emb.weight", "3")});
+    const std::string dot = b.dot(e, "4, 16, 3");
+    EXPECT_EQ(error_reading(dot), line(dot, e) +
+                                      " (EmbeddingBackward0): expected a 2-D embedding table "
+                                      "[entries, features], found (3)");
+  }
+  {
+    DotBuilder b;
+    const std::string e = b.op("EmbeddingBackward0", {b.param("emb.weight", "100, 32")});
+    const std::string ln =
+        b.op("NativeLayerNormBackward0", {e, b.param("ln.weight", "64"), b.param("ln.bias", "64")});
+    const std::string dot = b.dot(ln, "4, 16, 32");
+    EXPECT_EQ(error_reading(dot), line(dot, ln) +
+                                      " (NativeLayerNormBackward0): expected layer-norm "
+                                      "parameters of the data's normalized (last) dimensions, "
+                                      "found (64) for data (4, 16, 32)");
+  }
+}
+
+// nanoGPT-style attention on F.scaled_dot_product_attention: q, k, v = Linear(256, 256) of an
+// embedding, each .view(B, T, H, D).transpose(1, 2); the fused kernel; .transpose(1, 2)
+// .contiguous().view(B, T, C); the output projection. B = 2, T = 1024, C = 256, H = 4, D = 64.
+std::string sdpa_graph(const std::string& attention_label, std::string* attention = nullptr) {
+  DotBuilder b;
+  const std::string x = b.op("EmbeddingBackward0", {b.param("emb.weight", "100, 256")});
+  const auto heads = [&](const std::string& name) {
+    return b.op("TransposeBackward0", {b.op("ViewBackward0", {b.linear(x, name, 256, 256)})});
+  };
+  const std::string q = heads("q"), k = heads("k"), v = heads("v");
+  const std::string a = b.op(attention_label, {q, k, v});
+  if (attention) *attention = a;
+  const std::string merged =
+      b.op("ViewBackward0", {b.op("CloneBackward0", {b.op("TransposeBackward0", {a})})});
+  return b.dot(b.linear(merged, "o", 256, 256), "2, 1024, 256");
+}
+
+TEST(TorchvizShapes, FusedAttention) {
+  for (const std::string variant :
+       {"ScaledDotProductEfficientAttentionBackward0", "ScaledDotProductFlashAttentionBackward0",
+        "ScaledDotProductCudnnAttentionBackward0"}) {
+    std::string node;
+    const std::string dot = sdpa_graph(variant, &node);
+    EXPECT_EQ(inferred_shape(dot, node, "heads: 4\n"), "(2, 4, 1024, 64)") << variant;
+    Diagnostics d;
+    const Workload w = read_with_config("optimizer: none\nheads: 4\n", d, dot.c_str());
+    EXPECT_TRUE(d.warnings().empty()) << d.warnings().front().to_string();
+    // B H = 8 heads of Sq = Sk = 1024 queries and keys, E = Ev = 64:
+    //   forward  Q K^T and P V:                    4 x 8 x 1024 x 1024 x 64 =  2,147,483,648
+    //   backward S again, dV, dP, dQ, dK:         10 x 8 x 1024 x 1024 x 64 =  5,368,709,120
+    // Bytes (fp32, no autocast here): q, k, v, o are 8 x 1024 x 64 = 524,288 elements each, the
+    // log-sum-exp 8 x 1024 fp32 = 32,768 B:
+    //   forward  (q + k + v + o) 4 B + lse                   =  8,388,608 + 32,768
+    //   backward (q + k + v) 2 x 4 B + (o + dO) 4 B + 3 lse  = 12,582,912 + 4,194,304 + 98,304
+    const std::string name = "layer -1:";
+    const Layer* attention = nullptr;
+    for (const Layer& l : w.program.layers)
+      if (l.op.starts_with("scaled_dot_product_")) attention = &l;
+    ASSERT_TRUE(attention) << variant;
+    ASSERT_EQ(attention->forward.kernels.size(), 1u);
+    const ComputeDemand& f = attention->forward.kernels[0];
+    EXPECT_EQ(f.kind, KernelClass::Gemm);
+    EXPECT_EQ(f.flop, 2'147'483'648.0);
+    EXPECT_EQ(f.bytes, 8'388'608u + 32'768u);
+    ASSERT_EQ(attention->input_grad.kernels.size(), 1u);
+    EXPECT_EQ(attention->input_grad.kernels[0].flop, 5'368'709'120.0);
+    EXPECT_EQ(attention->input_grad.kernels[0].bytes, 12'582'912u + 4'194'304u + 98'304u);
+    // Projections 4 x 2 x 2048 x 256 x 256 = 1,073,741,824; everything else is views and the
+    // copy of .contiguous().
+    EXPECT_EQ(forward_flop(w), 1'073'741'824.0 + 2'147'483'648.0) << variant;
+  }
+}
+
 TEST(TorchvizDot, MalformedGraphsAreInputErrors) {
   const auto error_of = [](const std::string& text) {
     Diagnostics d;
@@ -401,9 +729,8 @@ TEST(TorchvizDot, MalformedGraphsAreInputErrors) {
     }
     return std::string("(no error)");
   };
-  EXPECT_NE(error_of("digraph {\n a -> \n}").find("g.dot:3: expected a Graphviz DOT digraph"),
-            std::string::npos)
-      << error_of("digraph {\n a -> \n}");
+  const std::string syntax = error_of("digraph {\n a -> \n}");
+  EXPECT_NE(syntax.find("g.dot:3: expected a Graphviz DOT digraph"), std::string::npos) << syntax;
   EXPECT_EQ(error_of("digraph { 1 [label=AddBackward0] 2 [label=MulBackward0] 1 -> 2 2 -> 1 }"),
             "g.dot:1: expected an acyclic autograd graph; node 1 (AddBackward0) is on a cycle: "
             "1 -> 2 -> 1");
