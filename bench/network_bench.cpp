@@ -8,39 +8,54 @@
 
 #include "cluster/cluster.h"
 #include "formats/workload_reader.h"
-#include "network/collective_algorithms.h"
-#include "network/collective_flows.h"
+#include "network/collective_model.h"
+#include "network/link_graph.h"
 #include "network/rank_placement.h"
 #include "training/flow_simulator.h"
 
 namespace orrery {
 namespace {
 
+// A built model prices any size from its cached step profiles.
 void BM_CollectiveCostAuto(benchmark::State& state) {
   const Cluster c = load_cluster("hgx-h100");
-  GroupShape shape;
-  shape.ranks = 64;
-  shape.span = {8, 8};
+  const LinkGraph links(c.network, 64);
+  std::vector<int64_t> members(64);
+  std::iota(members.begin(), members.end(), 0);
+  const CollectiveModel model(links, {members});
   Bytes size = 1;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(collective_cost(c.network, CollectiveKind::AllReduce, size, shape));
+    benchmark::DoNotOptimize(model.cost(CollectiveKind::AllReduce, size));
     size = size * 2 % (Bytes{1} << 34) + 1;
   }
 }
 BENCHMARK(BM_CollectiveCostAuto);
+
+// Building the model of all data-parallel groups of a 1,024-GPU job (TP 8 inside servers, DP 128
+// across them) and pricing one all-reduce: what a design sweep pays per configuration.
+void BM_CollectiveModelBuild(benchmark::State& state) {
+  const Cluster c = load_cluster("dgx-a100");
+  const RankPlacement placement({{"tp", 8}, {"dp", 128}}, c.network);
+  const std::vector<size_t> dp = {1};
+  const std::vector<std::vector<int64_t>> groups = placement.groups(dp);
+  const LinkGraph links(c.network, 1024);
+  for (auto _ : state) {
+    const CollectiveModel model(links, groups);
+    benchmark::DoNotOptimize(model.cost(CollectiveKind::AllReduce, kGiB));
+  }
+}
+BENCHMARK(BM_CollectiveModelBuild)->Unit(benchmark::kMillisecond);
 
 void BM_FlowAllReduce(benchmark::State& state) {
   const auto ranks = state.range(0);
   const Cluster c = load_cluster("dgx-a100");
   const RankPlacement placement({{"all", ranks}}, c.network);
   const std::vector<size_t> axis = {0};
-  const GroupShape shape = placement.group_shape(axis);
-  std::vector<int64_t> members(static_cast<size_t>(ranks));
-  std::iota(members.begin(), members.end(), 0);
+  const LinkGraph links(c.network, ranks);
+  const CollectiveModel model(links, {placement.group_members(axis, 0)});
   uint64_t flows = 0;
   for (auto _ : state) {
-    const auto run = run_collective_flows(c.network, CollectiveKind::AllReduce, kGiB, members,
-                                          shape, Algorithm::Ring);
+    const auto run = run_collective_flows(model, CollectiveKind::AllReduce, kGiB, Algorithm::Ring);
     flows = run.flows;
     benchmark::DoNotOptimize(run);
   }

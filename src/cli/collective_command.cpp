@@ -11,7 +11,8 @@
 #include "core/diagnostics.h"
 #include "core/quantity.h"
 #include "network/collective_algorithms.h"
-#include "network/collective_flows.h"
+#include "network/collective_model.h"
+#include "network/link_graph.h"
 #include "network/rank_placement.h"
 #include "workload/parallelism.h"
 
@@ -91,8 +92,9 @@ int run_collective(const CollectiveArgs& a) {
                      cluster.name + "')");
   }
   const std::vector<size_t> all = {0};
-  const GroupShape shape = placement->group_shape(all);
-  const std::vector<int64_t> members = placement->group_members(all, 0);
+  const LinkGraph links(cluster.network, a.ranks);
+  const CollectiveModel model(links, {placement->group_members(all, 0)});
+  const GroupShape& shape = model.shape();
   const bool flow = a.mode == "flow";
 
   // Printed once every size has run, so that an error leaves nothing half printed.
@@ -104,23 +106,30 @@ int run_collective(const CollectiveArgs& a) {
     text << fmt::format("# {:>14} {:>12} {:>12} {:>12}  {}\n", "size (B)", "time (us)",
                         "algbw (GB/s)", "busbw (GB/s)", "algorithm");
   }
-  bool warned = false;
+  bool warned = false, warned_stand_in = false;
   for (const Bytes size : sizes) {
     CollectiveCost cost;
+    const CollectiveCost analytical = model.cost(kind, size, algorithm);
     if (flow) {
-      const CollectiveFlowRun run =
-          run_collective_flows(cluster.network, kind, size, members, shape, algorithm);
+      const CollectiveFlowRun run = run_collective_flows(model, kind, size, algorithm);
       cost = {run.time, run.algorithm};
     } else {
-      cost = collective_cost(cluster.network, kind, size, shape, algorithm);
+      cost = analytical;
     }
     if (algorithm != Algorithm::Auto && cost.algorithm != algorithm && !warned) {
-      const std::string why = algorithm_time(cluster.network, algorithm, kind, size, shape)
+      const std::string why = model.time(algorithm, kind, size)
                                   ? std::string(to_string(algorithm)) + " has no flow decomposition"
                                   : unavailable_reason(cluster.network, algorithm, kind, shape);
       std::cerr << "orrery: warning: --algo " << to_string(algorithm) << ": " << why << "; ran "
                 << to_string(cost.algorithm) << " instead\n";
       warned = true;
+    } else if (algorithm == Algorithm::Auto && cost.algorithm != analytical.algorithm &&
+               !warned_stand_in) {
+      std::cerr << "orrery: warning: auto picks " << to_string(analytical.algorithm) << " at "
+                << size << " B, which has no flow decomposition; flow mode runs "
+                << to_string(cost.algorithm)
+                << " in its place (the fastest that has one; other sizes may differ alike)\n";
+      warned_stand_in = true;
     }
     const double seconds = cost.time.seconds();
     const double algbw = seconds > 0 ? static_cast<double>(size) / seconds / 1e9 : 0.0;

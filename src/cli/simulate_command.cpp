@@ -205,18 +205,20 @@ int run_simulate(const SimulateArgs& a) {
   const Cluster cluster = cluster_for(a);
   std::vector<Workload> workloads;
   std::vector<std::string> devices;  // that priced each workload's compute, or empty
-  for (const std::string& path : a.workloads) {
-    Workload w = read_workload_file(path, format, reader_options(a), diagnostics);
-    warn_unused_options(a, w, diagnostics);
-    set_world_size(a, w, cluster, diagnostics);
+  // Warnings about one workload go to its own summary; `diagnostics` holds the run's.
+  std::vector<Diagnostics> job_diagnostics(a.workloads.size());
+  for (size_t k = 0; k < a.workloads.size(); ++k) {
+    Diagnostics& job = job_diagnostics[k];
+    Workload w = read_workload_file(a.workloads[k], format, reader_options(a), job);
+    warn_unused_options(a, w, job);
+    set_world_size(a, w, cluster, job);
     std::string device;
     if (has_compute_demands(w)) {
-      const Device d = compute_device(cluster, a.device, diagnostics);
+      const Device d = compute_device(cluster, a.device, job);
       price_compute(w, d);
       device = d.name;
     } else if (!a.device.empty()) {
-      diagnostics.warn(
-          {}, "--device: '" + w.name + "' gives its compute times; no device model applies");
+      job.warn({}, "--device: '" + w.name + "' gives its compute times; no device model applies");
     }
     workloads.push_back(std::move(w));
     devices.push_back(device);
@@ -255,7 +257,7 @@ int run_simulate(const SimulateArgs& a) {
     o.tp_overlap = a.tp_overlap.value_or(0);
     o.ep_overlap = a.ep_overlap.value_or(0);
     o.pp_overlap = a.pp_overlap.value_or(1);
-    simai_report = simai::run_analytical(workload, o, diagnostics);
+    simai_report = simai::run_analytical(workload, o, job_diagnostics.front());
     results.push_back(simai::to_result(workload, o, *simai_report));
     results.back().cluster = cluster.name;
   } else {
@@ -268,7 +270,10 @@ int run_simulate(const SimulateArgs& a) {
       std::vector<const Workload*> jobs;
       for (const Workload& w : workloads)
         jobs.push_back(&w);
-      results = FlowSimulator().simulate_jobs(jobs, cluster, options, diagnostics);
+      std::vector<Diagnostics*> sinks;
+      for (Diagnostics& d : job_diagnostics)
+        sinks.push_back(&d);
+      results = FlowSimulator().simulate_jobs(jobs, cluster, options, sinks);
     } else {
       if (several)
         diagnostics.warn({}, "several workloads in " + mode +
@@ -279,16 +284,19 @@ int run_simulate(const SimulateArgs& a) {
         simulator = std::make_unique<EventSimulator>();
       else
         simulator = std::make_unique<AnalyticalSimulator>();
-      for (const Workload& w : workloads)
-        results.push_back(simulator->simulate(w, cluster, options, diagnostics));
+      for (size_t k = 0; k < workloads.size(); ++k)
+        results.push_back(simulator->simulate(workloads[k], cluster, options, job_diagnostics[k]));
     }
   }
   for (size_t k = 0; k < results.size() && k < workloads.size(); ++k) {
     results[k].device = devices[k];
     results[k].model = workloads[k].model;
   }
-  for (Result& r : results)
-    r.warnings = diagnostics.warnings();
+  for (size_t k = 0; k < results.size(); ++k) {
+    results[k].warnings = diagnostics.warnings();
+    const auto& own = job_diagnostics[std::min(k, job_diagnostics.size() - 1)].warnings();
+    results[k].warnings.insert(results[k].warnings.end(), own.begin(), own.end());
+  }
   const std::string run_name = a.run_name.empty() ? workloads.front().name + "-" : a.run_name;
   // Operator-level workloads: a per-operator CSV and a table per operator kind in the summary.
   const auto operators = [&](size_t k) { return has_operator_rows(workloads[k]); };

@@ -44,10 +44,11 @@ namespace {
 // One entry of `network:`; a torus expands into one ring dimension per axis.
 std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& node, size_t index) {
   const std::string where = "network entry " + std::to_string(index + 1);
-  r.only_keys(node,
-              {"name", "kind", "size", "shape", "bandwidth", "latency", "efficiency", "nvls",
-               "nvls_efficiency", "rails", "servers_per_leaf", "oversubscription"},
-              where);
+  r.only_keys(
+      node,
+      {"name", "kind", "size", "shape", "bandwidth", "latency", "base_latency", "efficiency",
+       "nvls", "nvls_efficiency", "rails", "servers_per_leaf", "oversubscription"},
+      where);
   const std::string kind = r.scalar(r.required(node, "kind", where));
   Dimension dim;
   dim.name = node["name"] ? r.scalar(node["name"]) : kind;
@@ -57,11 +58,13 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
   if (!(bps >= Topology::kMinBandwidth && bps <= Topology::kMaxBandwidth))
     r.fail(bandwidth,
            "expected a bandwidth between 1 MB/s and 1 PB/s, found '" + r.scalar(bandwidth) + "'");
-  if (node["latency"]) {
-    dim.latency = r.quantity(node["latency"], parse_duration);
-    if (dim.latency < Time::zero() || dim.latency > Time::from_seconds(1))
-      r.fail(node["latency"],
-             "expected a latency between 0 and 1 s, found '" + r.scalar(node["latency"]) + "'");
+  for (const auto& [key, field] : {std::pair<const char*, Time*>{"latency", &dim.latency},
+                                   {"base_latency", &dim.base_latency}}) {
+    if (!node[key]) continue;
+    *field = r.quantity(node[key], parse_duration);
+    if (*field < Time::zero() || *field > Time::from_seconds(1))
+      r.fail(node[key],
+             "expected a latency between 0 and 1 s, found '" + r.scalar(node[key]) + "'");
   }
   if (node["efficiency"]) dim.efficiency = r.number(node["efficiency"], 0, true, 1);
   const auto only = [&](const char* key, const char* kinds) {

@@ -54,9 +54,17 @@ constexpr std::array kTimeUnits = {
 };
 
 constexpr std::array kSizeUnits = {
-    Unit{"B", 1},           Unit{"KB", 1e3},           Unit{"MB", 1e6},
-    Unit{"GB", 1e9},        Unit{"TB", 1e12},          Unit{"KiB", 1024.0},
-    Unit{"MiB", 1048576.0}, Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0},
+    Unit{"B", 1},
+    Unit{"KB", 1e3},
+    Unit{"MB", 1e6},
+    Unit{"GB", 1e9},
+    Unit{"TB", 1e12},
+    Unit{"PB", 1e15},
+    Unit{"KiB", 1024.0},
+    Unit{"MiB", 1048576.0},
+    Unit{"GiB", 1073741824.0},
+    Unit{"TiB", 1099511627776.0},
+    Unit{"PiB", 1125899906842624.0},
 };
 
 constexpr std::array kFlopRateUnits = {

@@ -1,34 +1,26 @@
-// Collective algorithms and their alpha-beta cost on a hierarchical Topology.
+// Collective algorithms: their names, where each can run, and the latency terms both modes share.
+// Their costs come from their decompositions into steps (collective_flows.h), priced by the
+// analytical model (collective_model.h) or run as flows.
 //
 // Notation (docs/network.md has the derivations): a group of n ranks with span s_d over dimension
-// d; R_d the bandwidth one GPU has for a step across d (Topology::step_bandwidth); a_d the step
-// latency of d; S the message size (nccl-tests convention: all-reduce / reduce-scatter input,
-// all-gather output, all-to-all per-rank send buffer).
+// d; a_d the step latency of d; S the message size (nccl-tests convention: all-reduce /
+// reduce-scatter input, all-gather output, all-to-all per-rank send buffer).
 //
-//   ring          NCCL-like parallel rings (channels). B = min over spanned d of a rank's ring
-//                 bandwidth across d: a switch port, a ring's two link directions, and across a
-//                 fat-tree the NICs of the least connected server (GroupShape::nics: one per rail
-//                 its members sit on, shared with the job's other GPUs of that rail), each times
-//                 the fewest members a block of d holds. all-reduce 2(n-1)/n S/B, all-gather and
-//                 reduce-scatter (n-1)/n S/B, plus per step the latency of the dimension its hop
-//                 crosses (ring_pass_latency per pass of n - 1 steps). broadcast, reduce: a
-//                 pipelined chain, S (1 + (n-2)/C) / B + one pass, C = pipeline_chunks(S)
+//   ring          NCCL-like parallel rings (channels); all-reduce, all-gather, reduce-scatter;
+//                 broadcast and reduce as a pipelined chain
 //   hierarchical  the ring algorithm dimension by dimension (reduce-scatter inner to outer, then
 //                 all-gather outer to inner), each level on 1/(ranks below) of the data; groups
 //                 spread evenly only
 //   tree          NCCL's double binary tree across servers (chains inside): all-reduce only;
-//                 ring's bandwidth term at tree_efficiency, network term halved on 2 servers;
-//                 latency 2 (ceil(log2 k) a_out + (g - 1) a_in)
-//   nvls          in-switch reduction on an NVLS switch domain: all-reduce only; every GPU moves
-//                 S (1 + 1/n) each way at port * nvls_efficiency, plus nvls_latency
-//   halving-doubling  recursive halving / doubling, power-of-two groups spread evenly: log2 n
-//                 steps, step i moves S/2^(i+1) with the partner across the dimension of bit i
-//                 (innermost first)
-//   direct        sendrecv: every rank sends S to the next, S / (slowest dimension) + a;
-//                 otherwise every pair at once: all-to-all sends S/n to each peer, routed
-//                 innermost dimension first, so each dimension's busiest link carries all pairs
-//                 differing in it (direct_exchange), plus peer_latency; all-reduce = reduce-scatter
-//                 + all-gather of that kind.
+//                 no decomposition: the ring's bandwidth term at kTreeEfficiency, network term
+//                 halved on 2 servers; latency 2 (ceil(log2 k) a_out + (g - 1) a_in)
+//   nvls          in-switch reduction on an NVLS switch domain: all-reduce only
+//   halving-doubling  recursive halving / doubling, power-of-two groups spread evenly, a power of
+//                 two per dimension: log2 n steps, step i with the partner across bit i
+//   direct        sendrecv: every rank sends S to the next; otherwise every pair at once
+//                 (all-to-all; all-reduce as two such exchanges)
+// Every collective also pays a base latency per call (collective_base_latency), as NCCL's model
+// has a base latency per algorithm besides its per-hop latencies.
 // auto picks the fastest of the algorithms a GPU library would use, as NCCL's tuner does with its
 // own model: ring, tree and nvls (direct for all-to-all) on switch and fat-tree networks, plus
 // hierarchical and direct on networks with ring (torus) or mesh dimensions. halving-doubling and
@@ -63,17 +55,12 @@ struct CollectiveCost {
   Algorithm algorithm = Algorithm::Ring;
 };
 
-// Time of `algorithm` (not Auto), or nullopt where it cannot run this collective on this group.
-std::optional<Time> algorithm_time(const Topology& topology, Algorithm algorithm,
-                                   CollectiveKind kind, Bytes bytes, const GroupShape& shape);
+// Whether `algorithm` (not Auto) can run `kind` on a group of this shape.
+bool can_run(const Topology& topology, Algorithm algorithm, CollectiveKind kind,
+             const GroupShape& shape);
 
 // The algorithms auto chooses from for `kind` on `topology`.
 std::vector<Algorithm> auto_candidates(const Topology& topology, CollectiveKind kind);
-
-// Time with `algorithm`, or with the fastest applicable one for Auto. A forced algorithm that
-// cannot run falls back to the fastest one (the returned algorithm says which ran).
-CollectiveCost collective_cost(const Topology& topology, CollectiveKind kind, Bytes bytes,
-                               const GroupShape& shape, Algorithm algorithm = Algorithm::Auto);
 
 // A point-to-point transfer between the two ranks of `pair` (see RankPlacement::neighbour_shape).
 Time point_to_point_time(const Topology& topology, Bytes bytes, const GroupShape& pair);
@@ -85,12 +72,10 @@ double bus_factor(CollectiveKind kind, int64_t ranks);
 // Broadcast and reduce: from or to one rank.
 bool is_rooted(CollectiveKind kind);
 
-// Chunks a pipelined chain (broadcast, reduce) streams a message in: one per MiB, as many as the
-// size needs. The chain costs the stream at the ring's bandwidth, plus the n - 2 chunk times the
-// first chunk takes to reach the end behind the first link (the pipeline fill), plus one latency
-// per hop.
+// A pipelined chain (broadcast, reduce) streams a message in chunks of kPipelineChunk (the last
+// one smaller): the last rank receives the first chunk after n - 1 links and the rest streams in
+// behind it, so the chain takes (S + (n - 2) min(S, chunk)) / B: never less for a larger S.
 constexpr Bytes kPipelineChunk = kMiB;
-int64_t pipeline_chunks(Bytes bytes);
 
 // Latency terms shared with the flow decompositions (collective_flows.h):
 // one pass of a ring over the group in rank order (n - 1 hops): per dimension, the hops whose
@@ -104,12 +89,10 @@ Time peer_latency(const Topology& topology, const GroupShape& shape);
 // NVLS: two passes through the switch, each synchronising every GPU with every other
 // (2 (n - 1) steps of the switch's latency; NVLS latency grows with the GPU count, nccl #1259).
 Time nvls_latency(const Topology& topology, const GroupShape& shape);
-
-// The busiest link direction of a ring of k positions when every position sends one unit to
-// every other along shortest paths (ties: even positions forward, odd back, as LinkGraph
-// routes): (k^2 - 1)/8 for odd k, (k/2 - 1)(k/2)/2 + ceil(k/4) for even k (k^2/8 when 4 divides
-// k; 1 on a ring of 2).
-double ring_link_load(int64_t k);
+// tree: 2 (ceil(log2 k) a_out + the (g - 1) hops of its chains inside, at their latencies);
+Time tree_latency(const Topology& topology, const GroupShape& shape);
+// every collective: the largest base latency of the dimensions it spans, once per call.
+Time collective_base_latency(const Topology& topology, const GroupShape& shape);
 
 // Why `algorithm` cannot run `kind` on `shape` (for warnings when a forced one falls back).
 std::string unavailable_reason(const Topology& topology, Algorithm algorithm, CollectiveKind kind,

@@ -1,28 +1,29 @@
 #include "network/collective_flows.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/diagnostics.h"
-
-#include "network/flow_network.h"
+#include "network/rank_placement.h"
 
 namespace orrery {
 namespace {
 
-// A step of `transfers`, repeated, with transfers between the same endpoints merged.
-FlowStep merged(std::vector<Transfer> transfers, int64_t repeat = 1) {
+// Transfers between the same endpoints (and routed alike) merged into one.
+std::vector<Transfer> merged(std::vector<Transfer> transfers) {
   std::sort(transfers.begin(), transfers.end(), [](const Transfer& a, const Transfer& b) {
-    return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+    return std::tie(a.src, a.dst, a.mirror) < std::tie(b.src, b.dst, b.mirror);
   });
-  FlowStep out;
-  out.repeat = repeat;
+  std::vector<Transfer> out;
   for (const Transfer& t : transfers) {
-    if (!out.transfers.empty() && out.transfers.back().src == t.src &&
-        out.transfers.back().dst == t.dst)
-      out.transfers.back().bytes += t.bytes;
+    if (!out.empty() && out.back().src == t.src && out.back().dst == t.dst &&
+        out.back().mirror == t.mirror)
+      out.back().bytes += t.bytes;
     else
-      out.transfers.push_back(t);
+      out.push_back(t);
   }
   return out;
 }
@@ -49,43 +50,46 @@ void add_reverse_rings(std::vector<std::vector<int64_t>>& rings) {
     rings.emplace_back(rings[i].rbegin(), rings[i].rend());
 }
 
+std::vector<size_t> spanned_dimensions(const Topology& t, std::span<const int64_t> members) {
+  std::vector<size_t> dims;
+  const std::vector<int64_t> first = t.coordinates(members.front());
+  for (size_t d = 0; d < t.size(); ++d)
+    for (const int64_t m : members)
+      if (t.coordinates(m)[d] != first[d]) {
+        dims.push_back(d);
+        break;
+      }
+  return dims;
+}
+
 bool all_rings(const Topology& t, const std::vector<size_t>& dims) {
   return !dims.empty() && std::all_of(dims.begin(), dims.end(),
                                       [&](size_t d) { return t[d].kind == DimensionKind::Ring; });
 }
 
-std::vector<size_t> spanned_dimensions(const Topology& t, std::span<const int64_t> members);
-
-// Steps of ring reduce-scatter or all-gather over each ring in `rings`, each ring moving
-// `per_step` bytes per rank per step: `steps` of them in all, each with the latency of the
-// dimension its hop crosses (`hops` per pass of n - 1 steps, times `passes`).
-void ring_steps(const Topology& t, const std::vector<std::vector<int64_t>>& rings,
-                const std::vector<int64_t>& hops, int passes, double per_step,
-                std::vector<FlowStep>& out) {
-  std::vector<Transfer> step;
+// One step of every ring in `rings` (each rank to the next, one unit each), repeated per pass
+// for each hop of a pass: `hops[d]` of the n - 1 hop in dimension d, each with d's latency.
+FlowStep ring_step(const Topology& t, const std::vector<std::vector<int64_t>>& rings,
+                   const std::vector<int64_t>& hops, int passes, double share) {
+  FlowStep step;
+  step.runs.clear();
   for (const auto& ring : rings) {
     const size_t n = ring.size();
     if (n < 2) continue;
     for (size_t i = 0; i < n; ++i)
-      step.push_back({ring[i], ring[(i + 1) % n], per_step});
+      step.transfers.push_back({ring[i], ring[(i + 1) % n], 1.0});
   }
-  if (step.empty()) return;
-  FlowStep base = merged(std::move(step));
-  for (size_t d = 0; d < hops.size(); ++d) {
-    if (hops[d] * passes < 1) continue;
-    FlowStep s = base;
-    s.repeat = hops[d] * passes;
-    s.latency = t[d].latency;
-    out.push_back(std::move(s));
-  }
+  for (size_t d = 0; d < hops.size(); ++d)
+    if (hops[d] * passes > 0) step.runs.push_back({hops[d] * passes, t[d].latency});
+  step.scale.share = share;
+  return step;
 }
 
 // Rings over a group spanning the fat-tree dimension e, as NCCL's channels: one channel per rail
 // that every server's members sit on; on each server a channel enters at its rail's first
 // member, visits the server's members in order from there, and leaves from the one before it
 // to the next server's entry GPU, through that rail (routing relays over NVLink to the rail's
-// GPU, as NCCL's PXN). A server's NIC thus carries one channel each way: the ring's bandwidth
-// across the fat-tree is the channels' NICs.
+// GPU, as NCCL's PXN). A server's NIC thus carries one channel each way.
 std::vector<std::vector<int64_t>> rail_rings(const Topology& t, size_t e,
                                              const std::vector<int64_t>& members) {
   const int64_t per_server = t.positions_below(e);
@@ -151,54 +155,45 @@ std::vector<std::vector<int64_t>> channel_rings(const Topology& t,
   return rings;
 }
 
-std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind, double s,
+std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind,
                            std::span<const int64_t> members) {
-  const auto n = static_cast<int64_t>(members.size());
+  const auto n = static_cast<double>(members.size());
   std::vector<std::vector<int64_t>> rings = channel_rings(t, members);
-  double per_step = s / static_cast<double>(n * static_cast<int64_t>(rings.size()));
+  double share = 1 / (n * static_cast<double>(rings.size()));
   if (all_rings(t, spanned_dimensions(t, members))) {
     add_reverse_rings(rings);
-    per_step /= 2;
+    share /= 2;
   }
-  std::vector<FlowStep> out;
-  ring_steps(t, rings, ring_hops(shape_of(t, members)), kind == CollectiveKind::AllReduce ? 2 : 1,
-             per_step, out);
-  return out;
+  return {ring_step(t, rings, ring_hops(shape_of(t, members)),
+                    kind == CollectiveKind::AllReduce ? 2 : 1, share)};
 }
 
 // Broadcast (from members[0]) and reduce (to it) as a pipelined chain along each channel's ring
-// rotated to start at the root (as NCCL's ring broadcast). As in the closed form, the stream and
-// the pipeline fill run as one step: every chain link at once, carrying its share of the message
-// plus the n - 2 chunks the fill takes; then one latency per hop of a chain in rank order from
-// the root (a channel entering the root's server elsewhere crosses one more server boundary,
-// which this leaves out).
-std::vector<FlowStep> chain(const Topology& t, CollectiveKind kind, Bytes bytes,
+// rotated to start at the root (as NCCL's ring broadcast). The stream and the pipeline fill run
+// as one step: every chain link at once, carrying its channel's share of S + (n - 2) min(S,
+// chunk) (the last rank receives the first chunk after n - 1 links, then the rest streams in),
+// then one latency per hop of a chain in rank order from the root (a channel entering the
+// root's server elsewhere crosses one more server boundary, which this leaves out). A reduce
+// runs the same chains towards the root, each transfer retracing the broadcast's route.
+std::vector<FlowStep> chain(const Topology& t, CollectiveKind kind,
                             std::span<const int64_t> members) {
   const auto n = static_cast<int64_t>(members.size());
   const int64_t root = members.front();
   std::vector<std::vector<int64_t>> chains = channel_rings(t, members);
   if (all_rings(t, spanned_dimensions(t, members))) add_reverse_rings(chains);
+  FlowStep step;
   for (auto& c : chains) {
     std::rotate(c.begin(), std::find(c.begin(), c.end(), root), c.end());
-    if (kind == CollectiveKind::Reduce) std::reverse(c.begin(), c.end());  // ends at the root
+    for (size_t i = 0; i + 1 < c.size(); ++i) {
+      if (kind == CollectiveKind::Reduce)
+        step.transfers.push_back({c[i + 1], c[i], 1.0, true});
+      else
+        step.transfers.push_back({c[i], c[i + 1], 1.0});
+    }
   }
-  const auto chunks = static_cast<double>(pipeline_chunks(bytes));
-  const double per_link = static_cast<double>(bytes) * (1 + static_cast<double>(n - 2) / chunks) /
-                          static_cast<double>(chains.size());
-  std::vector<Transfer> transfers;
-  for (const auto& c : chains)
-    for (size_t i = 0; i + 1 < c.size(); ++i)
-      transfers.push_back({c[i], c[i + 1], per_link});
-  FlowStep step = merged(std::move(transfers));
-  step.latency = ring_pass_latency(t, shape_of(t, members));
+  step.scale = {1 / static_cast<double>(chains.size()), n - 2};
+  step.runs = {{1, ring_pass_latency(t, shape_of(t, members))}};
   return {std::move(step)};
-}
-
-[[noreturn]] void throw_too_many_flows(double flows) {
-  throw InputError("flow mode would run " + std::to_string(static_cast<uint64_t>(flows)) +
-                   " flows for this collective; the limit is " +
-                   std::to_string(kMaxCollectiveFlows) +
-                   " (about ten seconds): use the analytical mode or fewer ranks");
 }
 
 // The latency of the outermost dimension in which GPUs a and b differ.
@@ -210,235 +205,214 @@ Time separation(const Topology& t, int64_t a, int64_t b) {
 }
 
 // Every rank sends S to the next at once; the latency of the outermost dimension crossed.
-std::vector<FlowStep> shift(const Topology& t, double s, std::span<const int64_t> members) {
-  std::vector<Transfer> step;
+std::vector<FlowStep> shift(const Topology& t, std::span<const int64_t> members) {
+  FlowStep out;
   Time latency;
   for (size_t i = 0; i < members.size(); ++i) {
     const int64_t next = members[(i + 1) % members.size()];
-    step.push_back({members[i], next, s});
+    out.transfers.push_back({members[i], next, 1.0});
     latency = std::max(latency, separation(t, members[i], next));
   }
-  FlowStep out = merged(std::move(step));
-  out.latency = latency;
+  out.runs = {{1, latency}};
   return {std::move(out)};
 }
 
-std::vector<size_t> spanned_dimensions(const Topology& t, std::span<const int64_t> members) {
-  std::vector<size_t> dims;
-  const std::vector<int64_t> first = t.coordinates(members.front());
-  for (size_t d = 0; d < t.size(); ++d)
-    for (const int64_t m : members)
-      if (t.coordinates(m)[d] != first[d]) {
-        dims.push_back(d);
-        break;
-      }
-  return dims;
-}
-
-std::vector<FlowStep> hierarchical(const Topology& t, CollectiveKind kind, double s,
+std::vector<FlowStep> hierarchical(const Topology& t, CollectiveKind kind,
                                    std::span<const int64_t> members) {
-  struct Level {
-    std::vector<std::vector<int64_t>> rings;
-    std::vector<int64_t> hops;  // span - 1 steps of dimension d
-    double per_step;
-  };
-  std::vector<Level> levels;
-  double share = s;
+  std::vector<FlowStep> levels;
+  double share = 1;
   for (const size_t d : spanned_dimensions(t, members)) {
-    Level level{groups_outside(t, members, d), std::vector<int64_t>(t.size(), 0), 0};
+    std::vector<std::vector<int64_t>> rings = groups_outside(t, members, d);
     int64_t span = 0;
-    for (const auto& r : level.rings)
+    for (const auto& r : rings)
       span = std::max<int64_t>(span, static_cast<int64_t>(r.size()));
-    level.hops[d] = span - 1;
-    level.per_step = share / static_cast<double>(span);
+    std::vector<int64_t> hops(t.size(), 0);
+    hops[d] = span - 1;
+    double per_step = share / static_cast<double>(span);
     share /= static_cast<double>(span);
     if (t[d].kind == DimensionKind::Ring) {
-      add_reverse_rings(level.rings);
-      level.per_step /= 2;
+      add_reverse_rings(rings);
+      per_step /= 2;
     }
-    levels.push_back(std::move(level));
+    levels.push_back(ring_step(t, rings, hops, 1, per_step));
   }
   std::vector<FlowStep> out;
-  const auto phase = [&](const Level& l) { ring_steps(t, l.rings, l.hops, 1, l.per_step, out); };
-  if (kind != CollectiveKind::AllGather)
-    for (const Level& l : levels)
-      phase(l);
-  if (kind != CollectiveKind::ReduceScatter)
-    for (auto it = levels.rbegin(); it != levels.rend(); ++it)
-      phase(*it);
+  if (kind != CollectiveKind::AllGather) out.insert(out.end(), levels.begin(), levels.end());
+  if (kind != CollectiveKind::ReduceScatter) out.insert(out.end(), levels.rbegin(), levels.rend());
   return out;
 }
 
-std::vector<FlowStep> halving_doubling(const Topology& t, CollectiveKind kind, double s,
+std::vector<FlowStep> halving_doubling(const Topology& t, CollectiveKind kind,
                                        std::span<const int64_t> members) {
   const auto n = static_cast<int64_t>(members.size());
   std::vector<int64_t> bits;
   for (int64_t b = 1; b < n; b *= 2)
     bits.push_back(b);
-  const auto exchange = [&](int64_t bit, double bytes) {
-    std::vector<Transfer> step;
+  const auto exchange = [&](int64_t bit, double share) {
+    FlowStep out;
     for (int64_t i = 0; i < n; ++i)
-      step.push_back(
-          {members[static_cast<size_t>(i)], members[static_cast<size_t>(i ^ bit)], bytes});
-    FlowStep out{std::move(step), 1, std::nullopt};
-    out.latency = separation(t, members[0], members[static_cast<size_t>(bit)]);
+      out.transfers.push_back(
+          {members[static_cast<size_t>(i)], members[static_cast<size_t>(i ^ bit)], 1.0});
+    out.runs = {{1, separation(t, members[0], members[static_cast<size_t>(bit)])}};
+    out.scale.share = share;
     return out;
   };
   std::vector<FlowStep> out;
   if (kind != CollectiveKind::AllGather) {
-    double bytes = s;
+    double share = 1;
     for (const int64_t bit : bits)
-      out.push_back(exchange(bit, bytes /= 2));
+      out.push_back(exchange(bit, share /= 2));
   }
   if (kind != CollectiveKind::ReduceScatter) {
-    double bytes = s / static_cast<double>(n);
+    double share = 1 / static_cast<double>(n);
     for (auto it = bits.rbegin(); it != bits.rend(); ++it) {
-      out.push_back(exchange(*it, bytes));
-      bytes *= 2;
+      out.push_back(exchange(*it, share));
+      share *= 2;
     }
   }
   return out;
 }
 
-std::vector<FlowStep> direct(const Topology& t, CollectiveKind kind, double s,
+std::vector<FlowStep> direct(const Topology& t, CollectiveKind kind,
                              std::span<const int64_t> members) {
   const auto n = static_cast<double>(members.size());
-  if (n * (n - 1) > static_cast<double>(kMaxCollectiveFlows)) throw_too_many_flows(n * (n - 1));
-  std::vector<Transfer> step;
-  const double per_peer = s / static_cast<double>(members.size());
+  const int64_t runs = kind == CollectiveKind::AllReduce ? 2 : 1;
+  if (const double seconds = flow_seconds(n * (n - 1), static_cast<double>(runs));
+      seconds > kFlowBudgetSeconds)
+    throw_too_many_flows(n * (n - 1) * static_cast<double>(runs), seconds);
+  FlowStep out;
   for (const int64_t a : members)
     for (const int64_t b : members)
-      if (a != b) step.push_back({a, b, per_peer});
-  FlowStep out{std::move(step), kind == CollectiveKind::AllReduce ? 2 : 1, std::nullopt};
-  out.latency = peer_latency(t, shape_of(t, members));
+      if (a != b) out.transfers.push_back({a, b, 1.0});
+  out.runs = {{runs, peer_latency(t, shape_of(t, members))}};
+  out.scale.share = 1 / n;
   return {std::move(out)};
 }
 
 // Each GPU sends S (1 + 1/n) into the switch and receives as much, both at once (the reduction
 // and the multicast of a pipelined NVLS all-reduce overlap), at nvls_efficiency of the port:
 // the bytes are scaled so that links of efficiency x port carry them in the same time.
-std::vector<FlowStep> nvls(const Topology& t, double s, std::span<const int64_t> members) {
+std::vector<FlowStep> nvls(const Topology& t, std::span<const int64_t> members) {
   const Dimension& dim = t[spanned_dimensions(t, members).front()];
-  const double leg =
-      s * (1 + 1 / static_cast<double>(members.size())) * dim.efficiency / dim.nvls_efficiency;
-  std::vector<Transfer> step;
+  FlowStep out;
   for (const int64_t m : members) {
-    step.push_back({m, kIntoSwitch, leg});
-    step.push_back({m, kOutOfSwitch, leg});
+    out.transfers.push_back({m, kIntoSwitch, 1.0});
+    out.transfers.push_back({m, kOutOfSwitch, 1.0});
   }
-  FlowStep out{std::move(step), 1, std::nullopt};
-  out.latency = nvls_latency(t, shape_of(t, members));
+  out.runs = {{1, nvls_latency(t, shape_of(t, members))}};
+  out.scale.share =
+      (1 + 1 / static_cast<double>(members.size())) * dim.efficiency / dim.nvls_efficiency;
   return {std::move(out)};
 }
 
 }  // namespace
 
+double StepScale::bytes(double s) const {
+  return share * (s + static_cast<double>(fill) * std::min(s, static_cast<double>(kPipelineChunk)));
+}
+
+int64_t FlowStep::repeats() const {
+  int64_t total = 0;
+  for (const StepRun& r : runs)
+    total += r.count;
+  return total;
+}
+
+double flow_seconds(double flows, double repeats) {
+  return repeats * flows * (kFlowBaseSeconds + kFlowSharingSeconds * std::sqrt(flows));
+}
+
+[[noreturn]] void throw_too_many_flows(double flows, double seconds) {
+  throw InputError(fmt::format(
+      "flow mode would run {:.0f} flows for this collective, about {:.3g} s of computer time "
+      "(docs/network.md); the limit is {:.0f} s: use the analytical mode or fewer ranks",
+      flows, seconds, kFlowBudgetSeconds));
+}
+
 bool decomposes(Algorithm algorithm) {
   return algorithm != Algorithm::Tree && algorithm != Algorithm::Auto;
 }
 
-std::vector<FlowStep> collective_steps(const Topology& t, Algorithm algorithm, CollectiveKind kind,
-                                       Bytes bytes, std::span<const int64_t> members) {
+std::vector<FlowStep> collective_pattern(const Topology& t, Algorithm algorithm,
+                                         CollectiveKind kind, std::span<const int64_t> members) {
   if (members.size() < 2) return {};
-  const auto s = static_cast<double>(bytes);
-  if (is_rooted(kind)) return chain(t, kind, bytes, members);
-  if (kind == CollectiveKind::SendRecv) return shift(t, s, members);
-  switch (algorithm) {
-    case Algorithm::Ring:
-      return ring(t, kind, s, members);
-    case Algorithm::Hierarchical:
-      return hierarchical(t, kind, s, members);
-    case Algorithm::HalvingDoubling:
-      return halving_doubling(t, kind, s, members);
-    case Algorithm::Direct:
-      return direct(t, kind, s, members);
-    case Algorithm::Nvls:
-      return nvls(t, s, members);
-    case Algorithm::Tree:
-    case Algorithm::Auto:
-      break;
-  }
-  return ring(t, kind, s, members);
-}
-
-Algorithm flow_algorithm(const Topology& t, CollectiveKind kind, Bytes bytes,
-                         const GroupShape& shape, Algorithm forced) {
-  const Algorithm chosen = collective_cost(t, kind, bytes, shape, forced).algorithm;
-  if (decomposes(chosen)) return chosen;
-  // A stand-in for one without a decomposition (tree): the fastest that has one.
-  std::optional<Time> best;
-  Algorithm choice = kind == CollectiveKind::AllToAll ? Algorithm::Direct : Algorithm::Ring;
-  for (const Algorithm a : all_algorithms()) {
-    if (!decomposes(a)) continue;
-    const auto time = algorithm_time(t, a, kind, bytes, shape);
-    if (time && (!best || *time < *best)) {
-      best = time;
-      choice = a;
+  std::vector<FlowStep> steps;
+  if (is_rooted(kind)) {
+    steps = chain(t, kind, members);
+  } else if (kind == CollectiveKind::SendRecv) {
+    steps = shift(t, members);
+  } else {
+    switch (algorithm) {
+      case Algorithm::Hierarchical:
+        steps = hierarchical(t, kind, members);
+        break;
+      case Algorithm::HalvingDoubling:
+        steps = halving_doubling(t, kind, members);
+        break;
+      case Algorithm::Direct:
+        steps = direct(t, kind, members);
+        break;
+      case Algorithm::Nvls:
+        steps = nvls(t, members);
+        break;
+      case Algorithm::Ring:
+      case Algorithm::Tree:
+      case Algorithm::Auto:
+        steps = ring(t, kind, members);
+        break;
     }
   }
-  return choice;
+  const Time base = collective_base_latency(t, shape_of(t, members));
+  if (base > Time::zero()) {
+    FlowStep last;
+    last.runs = {{1, base}};
+    steps.push_back(std::move(last));
+  }
+  return steps;
 }
 
-}  // namespace orrery
-
-namespace orrery {
+std::vector<FlowStep> collective_steps(const Topology& t, Algorithm algorithm, CollectiveKind kind,
+                                       Bytes bytes, std::span<const int64_t> members) {
+  std::vector<FlowStep> steps = collective_pattern(t, algorithm, kind, members);
+  const auto s = static_cast<double>(bytes);
+  for (FlowStep& step : steps) {
+    const double unit = step.scale.bytes(s);
+    for (Transfer& x : step.transfers)
+      x.bytes *= unit;
+    step.transfers = merged(std::move(step.transfers));
+    step.scale = {};
+  }
+  return steps;
+}
 
 void check_flow_count(std::span<const FlowStep> steps) {
-  double flows = 0;
-  for (const FlowStep& s : steps)
-    flows += static_cast<double>(s.transfers.size()) * static_cast<double>(s.repeat);
-  if (flows > static_cast<double>(kMaxCollectiveFlows)) throw_too_many_flows(flows);
+  double flows = 0, seconds = 0;
+  for (const FlowStep& s : steps) {
+    const auto f = static_cast<double>(s.transfers.size());
+    const auto r = static_cast<double>(s.repeats());
+    flows += f * r;
+    seconds += flow_seconds(f, r);
+  }
+  if (seconds > kFlowBudgetSeconds) throw_too_many_flows(flows, seconds);
 }
 
 Time transfer_route(const Topology& t, const LinkGraph& links, const Transfer& x, uint64_t hash,
                     std::vector<LinkId>& path) {
-  if (x.dst >= 0) return links.route(x.src, x.dst, hash, path);
+  if (x.dst >= 0) {
+    if (!x.mirror) return links.route(x.src, x.dst, hash, path);
+    const size_t first = path.size();
+    const Time latency = links.route(x.dst, x.src, hash, path);
+    std::reverse(path.begin() + static_cast<long>(first), path.end());
+    for (size_t i = first; i < path.size(); ++i)
+      path[i] = links.reverse(path[i]);
+    return latency;
+  }
   for (size_t d = 0; d < t.size(); ++d)
     if (t[d].nvls) {
       path.push_back(links.switch_port(d, x.src, x.dst == kIntoSwitch));
       return t[d].latency;
     }
   return Time::zero();
-}
-
-CollectiveFlowRun run_collective_flows(const Topology& t, CollectiveKind kind, Bytes bytes,
-                                       std::span<const int64_t> members, const GroupShape& shape,
-                                       Algorithm forced) {
-  CollectiveFlowRun run;
-  run.algorithm = flow_algorithm(t, kind, bytes, shape, forced);
-  const int64_t gpus = *std::max_element(members.begin(), members.end()) + 1;
-  const LinkGraph links(t, gpus);
-  std::vector<double> capacity(links.link_count());
-  for (LinkId l = 0; l < links.link_count(); ++l)
-    capacity[l] = links.capacity(l);
-  FlowNetwork network(std::move(capacity));
-  std::vector<FlowNetwork::FlowId> done;
-  Time now;
-  uint64_t hash = 0;
-  std::vector<std::vector<LinkId>> paths;
-  const std::vector<FlowStep> steps = collective_steps(t, run.algorithm, kind, bytes, members);
-  check_flow_count(steps);
-  for (const FlowStep& step : steps) {
-    Time latency;
-    paths.assign(step.transfers.size(), {});
-    for (size_t i = 0; i < step.transfers.size(); ++i)
-      latency = std::max(latency, transfer_route(t, links, step.transfers[i], hash++, paths[i]));
-    if (step.latency) latency = *step.latency;
-    for (int64_t r = 0; r < step.repeat; ++r) {
-      for (size_t i = 0; i < step.transfers.size(); ++i)
-        network.start(paths[i], step.transfers[i].bytes, now);
-      run.flows += step.transfers.size();
-      for (Time next = network.next_completion(); next != Time::max();
-           next = network.next_completion()) {
-        now = next;
-        done.clear();
-        network.complete(now, done);
-      }
-      now += latency;
-    }
-  }
-  run.time = now;
-  return run;
 }
 
 }  // namespace orrery

@@ -1,21 +1,25 @@
-// Collectives as steps of point-to-point transfers, for the flow-level simulation: each step's
-// transfers run at once and the next step starts when all of them (and the step's latency) are
-// done. Sizes follow the same convention as collective_algorithms.h, and on an uncontended network
-// a decomposition takes the time the analytical formula gives.
+// Collectives as steps of point-to-point transfers: the decomposition both modes cost. The flow
+// mode runs each step's transfers at once as flows sharing links max-min fairly, the next step
+// after all of them (and the step's latency); the analytical model (collective_model.h) charges
+// each step its busiest link's bytes over that link's capacity. Sizes follow the convention of
+// collective_algorithms.h.
 //
-//   ring          c parallel rings (channels) each carrying 1/c of the data, c = the NICs a
-//                 server's members can use when the group spans servers (1 inside a server); each
-//                 ring visits a server's members rotated so it crosses to the next server between
-//                 GPUs of one rail. all-reduce: 2(n-1) steps of S/(n c) per rank and channel
+//   ring          c parallel rings (channels) each carrying 1/c of the data, c = the rails every
+//                 server's members sit on when the group spans a fat-tree (1 inside a server);
+//                 each ring visits a server's members rotated so it crosses to the next server
+//                 between GPUs of one rail; on torus rings, each ring also runs backwards with half
+//                 the data. all-reduce: 2(n-1) steps of S/(n c) per rank and channel
 //   hierarchical  a ring inside every sub-group of each spanned dimension, inner to outer
 //                 (reduce-scatter) and back (all-gather), all sub-groups of a level at once
 //   halving-doubling  pairwise exchanges with the partner across bit i, innermost bits first
 //   direct        every ordered pair at once, S/n each (all-reduce: twice)
-//   broadcast, reduce: a pipelined chain along each channel's ring from (or to) the first member,
-//                 C chunks (pipeline_chunks) in C + n - 2 steps; sendrecv: one shift to the next
-//                 rank
-//   nvls          two steps (reduce, then multicast) of every member into and out of its switch,
-//                 each carrying S/2 scaled by efficiency / nvls_efficiency
+//   broadcast, reduce: a pipelined chain along each channel's ring from (to) the first member:
+//                 one step in which every chain link carries its channel's share of
+//                 S + (n - 2) min(S, kPipelineChunk) (the stream and the pipeline fill); a reduce's
+//                 transfers retrace the broadcast's routes the other way; sendrecv: one shift
+//   nvls          every member into and out of its switch at once, S (1 + 1/n) scaled by
+//                 efficiency / nvls_efficiency
+// and a last step of no transfers: the collective's base latency (collective_base_latency).
 // Transfers between the same two GPUs in one step travel as one flow.
 #pragma once
 
@@ -39,50 +43,64 @@ struct Transfer {
   int64_t src = 0;
   int64_t dst = 0;  // a GPU, or kIntoSwitch / kOutOfSwitch
   double bytes = 0;
+  // Routed as the transfer from dst to src, every link crossed the other way (a reduce's data
+  // retracing its broadcast's route).
+  bool mirror = false;
 };
 
-// A step's transfers, run `repeat` times in a row (the steps of a ring are all alike), each time
-// followed by `latency` (when absent: the largest latency of the transfers' routes).
-struct FlowStep {
-  std::vector<Transfer> transfers;
-  int64_t repeat = 1;
+// A step's transfers run `count` times in a row, each time followed by `latency` (when absent:
+// the largest latency of the transfers' routes).
+struct StepRun {
+  int64_t count = 1;
   std::optional<Time> latency;
 };
 
-// The most flows one collective may run in flow mode (about ten seconds of simulation); more is
-// an InputError naming the count.
-constexpr uint64_t kMaxCollectiveFlows = 100'000'000;
-// Throws that InputError when `steps` would run more flows than kMaxCollectiveFlows.
-void check_flow_count(std::span<const FlowStep> steps);
+// How a step's transfer sizes follow the message size S: a transfer of u units carries
+// u x share x (S + fill x min(S, kPipelineChunk)) bytes.
+struct StepScale {
+  double share = 1;
+  int64_t fill = 0;
+  double bytes(double s) const;
+};
 
-// Whether `algorithm` has a flow decomposition (tree has none).
-bool decomposes(Algorithm algorithm);
+struct FlowStep {
+  std::vector<Transfer> transfers;
+  std::vector<StepRun> runs = {StepRun{}};
+  StepScale scale;  // patterns only: what a unit is (collective_steps() gives bytes)
 
-// The steps of `algorithm` (one that decomposes and can run this collective) for `kind` of
-// `bytes` among `members` (GPU ids, in the communicator's rank order).
+  int64_t repeats() const;  // the runs' counts together
+};
+
+// The steps of `algorithm` (one that decomposes and can run this collective) for `kind` among
+// `members` (GPU ids, in the communicator's rank order), transfers in units of the step's scale.
+// Direct exchanges of all pairs list n (n - 1) transfers: an InputError above the flow limit.
+std::vector<FlowStep> collective_pattern(const Topology& topology, Algorithm algorithm,
+                                         CollectiveKind kind, std::span<const int64_t> members);
+
+// The same for a message of `bytes`, transfers in bytes, those between the same two GPUs merged.
 std::vector<FlowStep> collective_steps(const Topology& topology, Algorithm algorithm,
                                        CollectiveKind kind, Bytes bytes,
                                        std::span<const int64_t> members);
 
+// Flow-mode cost in computer time: a step of F flows at once costs each flow about
+// kFlowBaseSeconds + kFlowSharingSeconds x sqrt(F) (starting and routing it, and re-solving the
+// rates of its link component, which grows with F), fitted on 1,024-rank ring steps (8,192 flows:
+// 0.13 us per flow) and all-to-alls of 1,024 and 2,048 ranks (1M and 4.2M flows: 1.4 and 2.3 us;
+// docs/network.md). One collective may take at most kFlowBudgetSeconds by this estimate; more is
+// an InputError naming the flows and the estimated time.
+constexpr double kFlowBaseSeconds = 1e-7;
+constexpr double kFlowSharingSeconds = 1.2e-9;
+constexpr double kFlowBudgetSeconds = 30;
+// The estimate for `repeats` steps of `flows` flows each.
+double flow_seconds(double flows, double repeats);
+void check_flow_count(std::span<const FlowStep> steps);
+[[noreturn]] void throw_too_many_flows(double flows, double seconds);
+
+// Whether `algorithm` has a flow decomposition (tree has none).
+bool decomposes(Algorithm algorithm);
+
 // Appends the links of `transfer` to `path` and returns its latency.
 Time transfer_route(const Topology& topology, const LinkGraph& links, const Transfer& transfer,
                     uint64_t hash, std::vector<LinkId>& path);
-
-struct CollectiveFlowRun {
-  Time time;
-  Algorithm algorithm = Algorithm::Ring;
-  uint64_t flows = 0;
-};
-
-// One collective alone on the network, every rank explicit: the flow-level counterpart of
-// collective_cost().
-CollectiveFlowRun run_collective_flows(const Topology& topology, CollectiveKind kind, Bytes bytes,
-                                       std::span<const int64_t> members, const GroupShape& shape,
-                                       Algorithm forced);
-
-// The fastest algorithm that decomposes into flows for this collective on `shape`, or `forced`
-// when it decomposes and can run.
-Algorithm flow_algorithm(const Topology& topology, CollectiveKind kind, Bytes bytes,
-                         const GroupShape& shape, Algorithm forced);
 
 }  // namespace orrery

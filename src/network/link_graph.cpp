@@ -3,7 +3,70 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/diagnostics.h"
+
 namespace orrery {
+namespace {
+
+// Loads of the forward links of one ring line of k positions (link x: x -> x + 1) when source a
+// sends u[a] x v[b] to each destination b at forward distance 1 .. h (h = h_even for even a,
+// h_odd for odd a), added to fwd. Per parity class with one reach h:
+//   fwd[x] = sum over j < h of u[x - j] (Q[x - j + h] - Q[x]),  Q the prefix sums of v,
+// two sliding-window sums over the positions unrolled three times: O(k).
+void ring_line_loads(const std::vector<double>& u, const std::vector<double>& v, int64_t k,
+                     int64_t h_even, int64_t h_odd, std::vector<double>& fwd) {
+  std::vector<double> q(static_cast<size_t>(3 * k + 1), 0.0);  // q[t + 1] = v[0 .. t] unrolled
+  for (int64_t t = 0; t < 3 * k; ++t)
+    q[static_cast<size_t>(t + 1)] = q[static_cast<size_t>(t)] + v[static_cast<size_t>(t % k)];
+  const auto Q = [&](int64_t t) { return q[static_cast<size_t>(t + 1)]; };
+  std::vector<double> pa(static_cast<size_t>(2 * k + 1)), pb(static_cast<size_t>(2 * k + 1));
+  for (const int parity : {0, 1}) {
+    const int64_t h = parity == 0 ? h_even : h_odd;
+    if (h <= 0) continue;
+    pa[0] = pb[0] = 0;
+    for (int64_t i = 0; i < 2 * k; ++i) {
+      const double ui = (i % k) % 2 == parity ? u[static_cast<size_t>(i % k)] : 0.0;
+      pa[static_cast<size_t>(i + 1)] = pa[static_cast<size_t>(i)] + ui * Q(i + h);
+      pb[static_cast<size_t>(i + 1)] = pb[static_cast<size_t>(i)] + ui;
+    }
+    for (int64_t x = 0; x < k; ++x) {
+      const int64_t hi = x + k + 1, lo = x + k - h + 1;  // sources i in [lo, hi)
+      fwd[static_cast<size_t>(x)] +=
+          (pa[static_cast<size_t>(hi)] - pa[static_cast<size_t>(lo)]) -
+          Q(x + k) * (pb[static_cast<size_t>(hi)] - pb[static_cast<size_t>(lo)]);
+    }
+  }
+}
+
+// Members grouped by a key: per group the key, its positions along one dimension with their
+// counts (ascending), their total, and a dense copy (positions 0 .. k - 1).
+struct Line {
+  int64_t key = 0;
+  std::vector<std::pair<int64_t, double>> at;
+  double total = 0;
+  size_t dense = 0;  // offset into the dense table
+};
+
+std::vector<Line> lines_of(std::vector<std::pair<int64_t, int64_t>> keyed, int64_t k,
+                           std::vector<double>& dense) {
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<Line> lines;
+  for (size_t i = 0; i < keyed.size(); ++i) {
+    if (lines.empty() || lines.back().key != keyed[i].first) {
+      lines.push_back({keyed[i].first, {}, 0, dense.size()});
+      dense.resize(dense.size() + static_cast<size_t>(k), 0.0);
+    }
+    Line& line = lines.back();
+    if (line.at.empty() || line.at.back().first != keyed[i].second)
+      line.at.emplace_back(keyed[i].second, 0.0);
+    line.at.back().second += 1;
+    line.total += 1;
+    dense[line.dense + static_cast<size_t>(keyed[i].second)] += 1;
+  }
+  return lines;
+}
+
+}  // namespace
 
 LinkGraph::LinkGraph(const Topology& topology, int64_t gpus) : topology_(topology), gpus_(gpus) {
   if (const auto cap = topology.capacity(); cap && gpus > *cap)
@@ -19,7 +82,31 @@ LinkGraph::LinkGraph(const Topology& topology, int64_t gpus) : topology_(topolog
     positions *= extent_.back();
   }
   const int64_t all = positions;  // GPUs including the unused tail of the last block
-  int64_t below = 1;              // positions of the dimensions inside d, as laid out here
+  {
+    double links = 0, inside = 1;
+    for (size_t d = 0; d < topology.size(); ++d) {
+      const double servers = static_cast<double>(all) / inside;
+      switch (topology[d].kind) {
+        case DimensionKind::Switch:
+        case DimensionKind::Ring:
+          links += 2.0 * static_cast<double>(all);
+          break;
+        case DimensionKind::Mesh:
+          links += static_cast<double>(all) * static_cast<double>(extent_[d] - 1);
+          break;
+        case DimensionKind::FatTree:
+          links += 4.0 * servers * static_cast<double>(topology.rail_groups(d));
+          break;
+      }
+      inside *= static_cast<double>(extent_[d]);
+    }
+    if (links > static_cast<double>(kMaxLinks))
+      throw InputError("the network would have " + std::to_string(static_cast<int64_t>(links)) +
+                       " links for " + std::to_string(gpus) + " GPUs; at most " +
+                       std::to_string(kMaxLinks) +
+                       " are modelled (a mesh dimension of many positions links every pair)");
+  }
+  int64_t below = 1;  // positions of the dimensions inside d, as laid out here
   for (size_t d = 0; d < topology.size(); ++d) {
     const Dimension& dim = topology[d];
     Family f;
@@ -60,6 +147,19 @@ int64_t LinkGraph::rank_of(const std::vector<int64_t>& coords) const {
     stride *= extent_[d];
   }
   return rank;
+}
+
+std::vector<int64_t> LinkGraph::coords_of(int64_t rank) const {
+  std::vector<int64_t> coords(extent_.size());
+  for (size_t d = 0; d < extent_.size(); ++d) {
+    coords[d] = rank % extent_[d];
+    rank /= extent_[d];
+  }
+  return coords;
+}
+
+LinkId LinkGraph::uplinks(size_t d) const {
+  return family_[d].base + static_cast<LinkId>(2 * family_[d].servers * topology_.rail_groups(d));
 }
 
 int64_t LinkGraph::server_of(size_t d, const std::vector<int64_t>& coords) const {
@@ -145,6 +245,188 @@ Time LinkGraph::route(int64_t src, int64_t dst, uint64_t hash, std::vector<LinkI
 
 LinkId LinkGraph::switch_port(size_t d, int64_t gpu, bool up) const {
   return family_.at(d).base + static_cast<LinkId>(2 * gpu + (up ? 0 : 1));
+}
+
+LinkId LinkGraph::reverse(LinkId link) const {
+  for (size_t d = 0; d < family_.size(); ++d) {
+    const Family& f = family_[d];
+    if (link < f.base || link >= f.base + f.count) continue;
+    const int64_t i = link - f.base;
+    const int64_t k = extent_[d];
+    switch (topology_[d].kind) {
+      case DimensionKind::Switch:
+      case DimensionKind::FatTree:  // up and down (NIC, leaf-spine) pair as 2i, 2i + 1
+        return f.base + static_cast<LinkId>(i ^ 1);
+      case DimensionKind::Ring: {
+        std::vector<int64_t> c = coords_of(i / 2);
+        const bool forward = i % 2 == 0;
+        c[d] = (c[d] + (forward ? 1 : k - 1)) % k;
+        return f.base + static_cast<LinkId>(2 * rank_of(c) + (forward ? 1 : 0));
+      }
+      case DimensionKind::Mesh: {
+        std::vector<int64_t> c = coords_of(i / (k - 1));
+        const int64_t a = c[d], p = i % (k - 1), b = p < a ? p : p + 1;
+        c[d] = b;
+        return f.base + static_cast<LinkId>(rank_of(c) * (k - 1) + (a < b ? a : a - 1));
+      }
+    }
+  }
+  return link;
+}
+
+Time LinkGraph::add_route_load(int64_t src, int64_t dst, double bytes, bool mirror,
+                               std::vector<double>& load) const {
+  // Hash 0 sends spine traffic through spine 0, the slot busiest() spreads over all spines.
+  thread_local std::vector<LinkId> path;
+  path.clear();
+  const Time latency = mirror ? route(dst, src, 0, path) : route(src, dst, 0, path);
+  for (const LinkId l : path)
+    load[mirror ? reverse(l) : l] += bytes;
+  return latency;
+}
+
+void LinkGraph::add_all_pairs_load(std::span<const int64_t> members, double bytes,
+                                   std::vector<double>& load) const {
+  const size_t n = members.size();
+  if (n < 2) return;
+  std::vector<std::vector<int64_t>> coords(n);
+  std::vector<int64_t> rank(n);
+  for (size_t i = 0; i < n; ++i) {
+    coords[i] = topology_.coordinates(members[i]);
+    rank[i] = rank_of(coords[i]);
+  }
+  int64_t below = 1;  // positions inside dimension d, as laid out here
+  for (size_t d = 0; d < topology_.size(); below *= extent_[d], ++d) {
+    const int64_t k = extent_[d];
+    if (k < 2) continue;
+    // Sources by (coordinates outside d, position in d); destinations by (inside d, position).
+    std::vector<std::pair<int64_t, int64_t>> src(n), dst(n);
+    for (size_t i = 0; i < n; ++i) {
+      src[i] = {rank[i] / (below * k), coords[i][d]};
+      dst[i] = {rank[i] % below, coords[i][d]};
+    }
+    std::vector<double> u_dense, v_dense;
+    const std::vector<Line> sources = lines_of(std::move(src), k, u_dense);
+    const std::vector<Line> targets = lines_of(std::move(dst), k, v_dense);
+    const Family& f = family_[d];
+    const auto gpu = [&](const Line& lo, int64_t x, const Line& hi) {
+      return lo.key + x * below + hi.key * below * k;
+    };
+    switch (topology_[d].kind) {
+      case DimensionKind::Switch:
+        for (const Line& lo : targets)
+          for (const Line& hi : sources) {
+            for (const auto& [a, u] : hi.at)  // up: a's sources to every other position
+              load[f.base + static_cast<LinkId>(2 * gpu(lo, a, hi))] +=
+                  u * (lo.total - v_dense[lo.dense + static_cast<size_t>(a)]) * bytes;
+            for (const auto& [b, v] : lo.at)  // down: b's destinations from every other one
+              load[f.base + static_cast<LinkId>(2 * gpu(lo, b, hi) + 1)] +=
+                  v * (hi.total - u_dense[hi.dense + static_cast<size_t>(b)]) * bytes;
+          }
+        break;
+      case DimensionKind::Mesh:
+        for (const Line& lo : targets)
+          for (const Line& hi : sources)
+            for (const auto& [a, u] : hi.at)
+              for (const auto& [b, v] : lo.at)
+                if (a != b)
+                  load[f.base + static_cast<LinkId>(gpu(lo, a, hi) * (k - 1) +
+                                                    (b < a ? b : b - 1))] += u * v * bytes;
+        break;
+      case DimensionKind::Ring: {
+        // Forward from a: destinations up to k/2 ahead (ties: even a), the rest backward.
+        const int64_t h_even = k / 2, h_odd = (k - 1) / 2;
+        const int64_t g_even = k - 1 - h_even, g_odd = k - 1 - h_odd;
+        std::vector<double> u(static_cast<size_t>(k)), v(static_cast<size_t>(k)),
+            ur(static_cast<size_t>(k)), vr(static_cast<size_t>(k)), fwd(static_cast<size_t>(k)),
+            back(static_cast<size_t>(k));
+        for (const Line& lo : targets)
+          for (const Line& hi : sources) {
+            for (int64_t x = 0; x < k; ++x) {
+              u[static_cast<size_t>(x)] = u_dense[hi.dense + static_cast<size_t>(x)];
+              v[static_cast<size_t>(x)] = v_dense[lo.dense + static_cast<size_t>(x)];
+              // Reflected (x -> -x): backward routes become forward ones, parities kept.
+              ur[static_cast<size_t>((k - x) % k)] = u[static_cast<size_t>(x)];
+              vr[static_cast<size_t>((k - x) % k)] = v[static_cast<size_t>(x)];
+            }
+            std::fill(fwd.begin(), fwd.end(), 0.0);
+            std::fill(back.begin(), back.end(), 0.0);
+            ring_line_loads(u, v, k, h_even, k % 2 ? h_even : h_odd, fwd);
+            ring_line_loads(ur, vr, k, k % 2 ? h_odd : g_even, k % 2 ? h_odd : g_odd, back);
+            for (int64_t x = 0; x < k; ++x) {
+              const int64_t g = gpu(lo, x, hi);
+              load[f.base + static_cast<LinkId>(2 * g)] += fwd[static_cast<size_t>(x)] * bytes;
+              // The backward link at x (x -> x - 1) is the reflected forward link at -x.
+              load[f.base + static_cast<LinkId>(2 * g + 1)] +=
+                  back[static_cast<size_t>((k - x) % k)] * bytes;
+            }
+          }
+        break;
+      }
+      case DimensionKind::FatTree: {
+        const int64_t rails = topology_.rail_groups(d);
+        const Dimension& dim = topology_[d];
+        const int64_t per_leaf = dim.servers_per_leaf > 0 ? dim.servers_per_leaf : f.servers;
+        const LinkId up = uplinks(d);
+        for (const Line& lo : targets) {
+          // The rail of the destinations' local position (routes cross on it, as PXN).
+          std::vector<int64_t> c = coords_of(lo.key);
+          const int64_t rail = rail_of(d, c);
+          for (const Line& hi : sources) {
+            const auto server = [&](int64_t x) { return x + hi.key * k; };
+            for (const auto& [a, u] : hi.at)
+              load[f.base + static_cast<LinkId>(2 * (server(a) * rails + rail))] +=
+                  u * (lo.total - v_dense[lo.dense + static_cast<size_t>(a)]) * bytes;
+            for (const auto& [b, v] : lo.at)
+              load[f.base + static_cast<LinkId>(2 * (server(b) * rails + rail) + 1)] +=
+                  v * (hi.total - u_dense[hi.dense + static_cast<size_t>(b)]) * bytes;
+            // Between pods: each pod's leaf sends what leaves it and receives what enters it.
+            std::vector<std::pair<int64_t, double>> out, in;  // (pod, members), ascending
+            for (const auto& [a, u] : hi.at) {
+              const int64_t pod = server(a) / per_leaf;
+              if (out.empty() || out.back().first != pod) out.emplace_back(pod, 0.0);
+              out.back().second += u;
+            }
+            for (const auto& [b, v] : lo.at) {
+              const int64_t pod = server(b) / per_leaf;
+              if (in.empty() || in.back().first != pod) in.emplace_back(pod, 0.0);
+              in.back().second += v;
+            }
+            const auto count = [](const std::vector<std::pair<int64_t, double>>& list,
+                                  int64_t pod) {
+              const auto it =
+                  std::lower_bound(list.begin(), list.end(), std::pair<int64_t, double>{pod, -1.0});
+              return it != list.end() && it->first == pod ? it->second : 0.0;
+            };
+            for (const auto& [pod, u] : out)
+              load[up + static_cast<LinkId>(2 * ((rail * f.pods + pod) * f.spines))] +=
+                  u * (lo.total - count(in, pod)) * bytes;
+            for (const auto& [pod, v] : in)
+              load[up + static_cast<LinkId>(2 * ((rail * f.pods + pod) * f.spines) + 1)] +=
+                  v * (hi.total - count(out, pod)) * bytes;
+          }
+        }
+        break;
+      }
+    }
+  }
+}
+
+double LinkGraph::busiest(const std::vector<double>& load, size_t d) const {
+  const Family& f = family_[d];
+  double worst = 0;
+  LinkId end = f.base + f.count;
+  if (topology_[d].kind == DimensionKind::FatTree) {
+    end = uplinks(d);
+    // A leaf's spine traffic sits in its spine-0 links, shared by all its spines.
+    const auto spines = static_cast<double>(f.spines);
+    for (LinkId l = end; l < f.base + f.count; l += static_cast<LinkId>(2 * f.spines))
+      for (const LinkId x : {l, l + 1})
+        worst = std::max(worst, load[x] / spines / capacity_[x]);
+  }
+  for (LinkId l = f.base; l < end; ++l)
+    worst = std::max(worst, load[l] / capacity_[l]);
+  return worst;
 }
 
 std::string LinkGraph::link_name(LinkId link) const {

@@ -13,9 +13,13 @@
 // (as NCCL's PXN does), so rail-aligned traffic meets a spine only between pods. Rings take the
 // shorter direction hop by hop (when both are equally short, even positions go forward and odd
 // ones back). Among spines, a hash of the transfer picks one (ECMP).
+//
+// Link loads (the analytical model, collective_model.h) use the same routes, with a transfer
+// that crosses spines spread evenly over all of them (ideal ECMP; flow mode's hash may collide).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,8 +33,13 @@ using LinkId = uint32_t;
 
 class LinkGraph {
  public:
+  // Throws InputError when the network would have more than kMaxLinks links for `gpus`.
   LinkGraph(const Topology& topology, int64_t gpus);
 
+  // The most links a graph may hold (about 0.5 GB of per-link state in flow mode).
+  static constexpr int64_t kMaxLinks = int64_t{1} << 26;
+
+  const Topology& topology() const { return topology_; }
   size_t link_count() const { return capacity_.size(); }
   double capacity(LinkId link) const { return capacity_[link]; }  // bytes per second
   std::string link_name(LinkId link) const;
@@ -43,6 +52,24 @@ class LinkGraph {
   // The port of `gpu` into (up) or out of its switch in switch dimension `d`.
   LinkId switch_port(size_t d, int64_t gpu, bool up) const;
 
+  // The same cable crossed the other way (a port's down for its up, a ring link from the next
+  // position back, a mesh link from the peer).
+  LinkId reverse(LinkId link) const;
+
+  // Loads: bytes per link, indexed by LinkId (size link_count()), to be read with busiest().
+  // Adds `bytes` on every link of the route from `src` to `dst`, or with `mirror` on the route
+  // from `dst` to `src` crossed the other way (a reduce retracing a broadcast), the spine hop
+  // spread evenly over all spines; returns the route's latency.
+  Time add_route_load(int64_t src, int64_t dst, double bytes, bool mirror,
+                      std::vector<double>& load) const;
+  // Adds the loads of every ordered pair of distinct `members` sending `bytes` to each other
+  // (routed as route() does, spines spread), counted per dimension line rather than pair by pair:
+  // pairs (s, t) cross dimension d in the line of t's coordinates inside d and s's outside it.
+  void add_all_pairs_load(std::span<const int64_t> members, double bytes,
+                          std::vector<double>& load) const;
+  // The longest time a link of dimension d takes to carry its load: max of load / capacity.
+  double busiest(const std::vector<double>& load, size_t d) const;
+
  private:
   struct Family {  // the links of one dimension
     LinkId base = 0;
@@ -51,6 +78,10 @@ class LinkGraph {
   };
 
   int64_t rank_of(const std::vector<int64_t>& coords) const;
+  std::vector<int64_t> coords_of(int64_t rank) const;  // inverse of rank_of
+  // Fat-tree dimension d: the first leaf-spine link, and the leaf-spine links' load slot of a
+  // leaf and direction (loads keep a leaf's spine traffic in its spine-0 link, spread when read).
+  LinkId uplinks(size_t d) const;
   int64_t server_of(size_t d, const std::vector<int64_t>& coords) const;  // fat-tree block index
   int64_t rail_of(size_t d, const std::vector<int64_t>& coords) const;
 

@@ -36,7 +36,7 @@ bool GroupShape::regular() const {
   return product == ranks;
 }
 
-GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks, int64_t world) {
+GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks) {
   const size_t dims = topology.size();
   GroupShape shape;
   shape.ranks = static_cast<int64_t>(ranks.size());
@@ -82,35 +82,6 @@ GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks, in
     shape.blocks[d] = blocks;
     shape.fewest[d] = std::min(fewest, count);
     below *= dim.size > 0 ? dim.size : 1;
-  }
-  if (const auto e = topology.fat_tree()) {
-    // Per server: the members on each rail, over the job's GPUs on it (members only without a
-    // world); the least connected server rules.
-    const int64_t per_server = topology.positions_below(*e);
-    const int64_t rails = topology.rail_groups(*e);
-    std::vector<int64_t> servers(ranks.begin(), ranks.end());
-    std::sort(servers.begin(), servers.end());
-    double least = -1;
-    std::vector<int64_t> members(static_cast<size_t>(rails)), job(static_cast<size_t>(rails));
-    for (size_t i = 0; i < servers.size();) {
-      const int64_t server = servers[i] / per_server;
-      std::fill(members.begin(), members.end(), 0);
-      for (; i < servers.size() && servers[i] / per_server == server; ++i)
-        ++members[static_cast<size_t>(topology.rail_of(*e, servers[i] % per_server))];
-      std::fill(job.begin(), job.end(), 0);
-      if (world > 0) {
-        const int64_t used = std::min(per_server, world - server * per_server);
-        for (int64_t local = 0; local < used; ++local)
-          ++job[static_cast<size_t>(topology.rail_of(*e, local))];
-      }
-      double nics = 0;
-      for (size_t r = 0; r < members.size(); ++r)
-        if (members[r] > 0)
-          nics +=
-              static_cast<double>(members[r]) / static_cast<double>(std::max(members[r], job[r]));
-      least = least < 0 ? nics : std::min(least, nics);
-    }
-    shape.nics = least;
   }
   return shape;
 }
@@ -158,17 +129,24 @@ std::vector<int64_t> RankPlacement::group_bases(std::span<const size_t> axes) co
 }
 
 GroupShape RankPlacement::shape_of(std::span<const int64_t> ranks) const {
-  return orrery::shape_of(topology_, ranks, world_);
+  return orrery::shape_of(topology_, ranks);
 }
+
+namespace {
+
+// More spread: larger spans, compared from the outermost dimension in; then across leaves.
+bool more_spread(const GroupShape& a, const GroupShape& b) {
+  if (a.span != b.span)
+    return std::lexicographical_compare(b.span.rbegin(), b.span.rend(), a.span.rbegin(),
+                                        a.span.rend());
+  return a.crosses_leaves && !b.crosses_leaves;
+}
+
+}  // namespace
 
 GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* uniform) const {
   GroupShape worst;
   bool same = true, first = true;
-  // More spread: larger spans, compared from the outermost dimension in.
-  const auto more_spread = [](const GroupShape& a, const GroupShape& b) {
-    return std::lexicographical_compare(b.span.rbegin(), b.span.rend(), a.span.rbegin(),
-                                        a.span.rend());
-  };
   for (const int64_t base : group_bases(axes)) {
     const std::vector<int64_t> members = group_members(axes, base);
     GroupShape shape = shape_of(members);
@@ -178,22 +156,29 @@ GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* unifor
       continue;
     }
     if (shape.span != worst.span || shape.crosses_leaves != worst.crosses_leaves ||
-        shape.fewest != worst.fewest || shape.nics != worst.nics)
+        shape.fewest != worst.fewest || shape.blocks != worst.blocks)
       same = false;
-    // The least connected of the groups: the most spread, with the fewest members per block and
-    // the fewest NICs any of them has.
-    std::vector<int64_t> fewest = worst.fewest;
-    for (size_t d = 0; d < fewest.size(); ++d)
-      fewest[d] = std::min(fewest[d], shape.fewest[d]);
-    const double nics = std::min(worst.nics, shape.nics);
-    if (more_spread(shape, worst) ||
-        (shape.span == worst.span && shape.crosses_leaves && !worst.crosses_leaves))
-      worst = std::move(shape);
-    worst.fewest = std::move(fewest);
-    worst.nics = nics;
+    if (more_spread(shape, worst)) worst = std::move(shape);
   }
   if (uniform) *uniform = same;
   return worst;
+}
+
+std::vector<std::vector<int64_t>> RankPlacement::groups(std::span<const size_t> axes) const {
+  std::vector<std::vector<int64_t>> all;
+  GroupShape worst;
+  size_t at = 0;
+  for (const int64_t base : group_bases(axes)) {
+    all.push_back(group_members(axes, base));
+    GroupShape shape = shape_of(all.back());
+    if (all.size() == 1 || more_spread(shape, worst)) {
+      worst = std::move(shape);
+      at = all.size() - 1;
+    }
+  }
+  std::rotate(all.begin(), all.begin() + static_cast<long>(at),
+              all.begin() + static_cast<long>(at) + 1);
+  return all;
 }
 
 GroupShape RankPlacement::neighbour_shape(size_t axis) const {

@@ -34,11 +34,6 @@ struct GroupShape {
   // Per dimension d: the level-d blocks the group occupies (blocks[0] = ranks), and the fewest
   // members one of them holds (fewest[0] = 1). Empty: derived from the spans (an aligned block).
   std::vector<int64_t> blocks, fewest;
-  // Fat-tree dimension: the NICs the members of the least connected server can use for the
-  // group, each shared with the job's other GPUs of its rail (so one rank of a data-parallel group
-  // beside 7 tensor-parallel peers on 4 rails gets half a NIC). 0: its share, fewest x rails /
-  // GPUs per server.
-  double nics = 0;
 
   // The outermost dimension with span > 1, or -1 for a single rank.
   int outermost() const;
@@ -48,9 +43,8 @@ struct GroupShape {
   bool regular() const;
 };
 
-// The shape of an explicit set of GPUs (sorted or not). `world`: the job holds GPUs 0 .. world -
-// 1 and shares NICs with them (see GroupShape::nics); without it, only the members use them.
-GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks, int64_t world = 0);
+// The shape of an explicit set of GPUs (sorted or not).
+GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks);
 
 class RankPlacement {
  public:
@@ -67,6 +61,9 @@ class RankPlacement {
   // The shape of the most spread group formed by varying `axes` (compared from the outermost
   // dimension in); `uniform` tells whether all groups have that shape.
   GroupShape group_shape(std::span<const size_t> axes, bool* uniform = nullptr) const;
+  // The members of every group formed by varying `axes`, the most spread one (group_shape's)
+  // first, the others in order of their first rank.
+  std::vector<std::vector<int64_t>> groups(std::span<const size_t> axes) const;
 
   // The shape of the pair {rank 0, its neighbour one step along `axis`}.
   GroupShape neighbour_shape(size_t axis) const;

@@ -33,7 +33,10 @@ struct Dimension {
   int64_t size = 0;          // positions; 0 (outermost only) = as many as a job needs
   Bandwidth link_bandwidth;  // switch port, NIC, or link; per direction
   Time latency;              // per algorithm step crossing this dimension
-  double efficiency = 1.0;   // achievable fraction of link_bandwidth
+  // Fixed cost of one collective call whose group spans this dimension (kernel launch and
+  // synchronisation; NCCL's base latency): a collective pays the largest of those it spans.
+  Time base_latency;
+  double efficiency = 1.0;  // achievable fraction of link_bandwidth
 
   // Switch: in-switch reduction (NVLink SHARP) for all-reduce, and the fraction of the port
   // bandwidth its algorithm bandwidth reaches.

@@ -4,12 +4,14 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
 
 #include "network/collective_flows.h"
+#include "network/collective_model.h"
 #include "network/flow_network.h"
 #include "network/link_graph.h"
 #include "network/rank_placement.h"
@@ -63,6 +65,7 @@ struct RoutedStep {
 
 struct Job {
   const Workload* workload = nullptr;
+  Diagnostics* diagnostics = nullptr;
   IterationPlan plan;
   IterationPrograms programs;
   std::vector<ProgramIndex> index;  // by stage
@@ -71,7 +74,10 @@ struct Job {
   std::optional<RankPlacement> placement;
   std::vector<int64_t> stride;                    // per placement axis
   std::array<std::vector<size_t>, 5> group_axes;  // per CommGroup
-  std::array<GroupShape, 5> group_shape;
+  // The analytical model of each kind of group (the event mode's, on the job's own GPUs), to
+  // pick a stand-in for an algorithm without a decomposition; built when first needed.
+  std::unique_ptr<LinkGraph> own_links;
+  std::array<std::unique_ptr<CollectiveModel>, 5> models;
   size_t pp_axis = 0;
   std::vector<std::pair<int64_t, uint32_t>> sender;  // by transfer key: (stage, task)
 };
@@ -114,11 +120,8 @@ struct FlowOwner {
 
 class Simulation {
  public:
-  Simulation(const Cluster& cluster, std::vector<Job>& jobs, int64_t gpus, Diagnostics& diagnostics)
-      : topology_(cluster.network),
-        jobs_(jobs),
-        links_(cluster.network, gpus),
-        diagnostics_(diagnostics) {
+  Simulation(const Cluster& cluster, std::vector<Job>& jobs, int64_t gpus)
+      : topology_(cluster.network), jobs_(jobs), links_(cluster.network, gpus) {
     std::vector<double> capacity(links_.link_count());
     for (LinkId l = 0; l < links_.link_count(); ++l)
       capacity[l] = links_.capacity(l);
@@ -313,28 +316,43 @@ class Simulation {
                                      task.comm.bytes, task.algorithm);
     const auto it = routed_.find(key);
     if (it != routed_.end()) return it->second;
-    const Algorithm algorithm = flow_algorithm(topology_, task.comm.kind, task.comm.bytes,
-                                               j.group_shape[group], task.algorithm);
-    if (algorithm != task.algorithm && warned_.insert(task.algorithm).second)
-      diagnostics_.warn({}, std::string(to_string(task.algorithm)) +
-                                " has no flow decomposition; flow mode runs the fastest "
-                                "algorithm that has one in its place (here " +
-                                std::string(to_string(algorithm)) + ")");
+    Algorithm algorithm = task.algorithm;
+    if (!decomposes(algorithm)) {
+      if (!j.own_links)
+        j.own_links = std::make_unique<LinkGraph>(topology_, j.plan.parallelism.world_size);
+      auto& model = j.models[group];
+      if (!model)
+        model = std::make_unique<CollectiveModel>(*j.own_links,
+                                                  j.placement->groups(j.group_axes[group]));
+      algorithm = model->flow_algorithm(task.comm.kind, task.comm.bytes, task.algorithm);
+      if (warned_.insert({job_id, task.algorithm}).second)
+        j.diagnostics->warn({}, std::string(to_string(task.algorithm)) +
+                                    " has no flow decomposition; flow mode runs the fastest "
+                                    "algorithm that has one in its place (here " +
+                                    std::string(to_string(algorithm)) + ")");
+    }
     std::vector<RoutedStep> steps;
     const std::vector<FlowStep> flow_steps =
         collective_steps(topology_, algorithm, task.comm.kind, task.comm.bytes, gpus);
     check_flow_count(flow_steps);
     for (const FlowStep& fs : flow_steps) {
       RoutedStep s;
-      s.repeat = fs.repeat;
+      Time route_latency;
       for (const Transfer& x : fs.transfers) {
         s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-        s.latency = std::max(s.latency, transfer_route(topology_, links_, x, hash_++, s.links));
+        route_latency =
+            std::max(route_latency, transfer_route(topology_, links_, x, hash_++, s.links));
         s.bytes.push_back(x.bytes);
       }
       s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-      if (fs.latency) s.latency = *fs.latency;
-      steps.push_back(std::move(s));
+      // One routed step per run (the same flows, its own count and latency).
+      for (const StepRun& r : fs.runs) {
+        if (r.count < 1) continue;
+        RoutedStep run = s;
+        run.repeat = r.count;
+        run.latency = r.latency.value_or(route_latency);
+        steps.push_back(std::move(run));
+      }
     }
     return routed_.emplace(key, std::move(steps)).first->second;
   }
@@ -400,8 +418,7 @@ class Simulation {
   const Topology& topology_;
   std::vector<Job>& jobs_;
   LinkGraph links_;
-  Diagnostics& diagnostics_;
-  std::set<Algorithm> warned_;
+  std::set<std::pair<uint32_t, Algorithm>> warned_;  // (job, algorithm) stand-ins warned of
   std::optional<FlowNetwork> network_;
   std::vector<RankState> ranks_;
   std::vector<uint32_t> waiting_;
@@ -424,6 +441,7 @@ Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& 
             int64_t offset, Diagnostics& diagnostics) {
   Job j;
   j.workload = &w;
+  j.diagnostics = &diagnostics;
   j.plan = plan_iteration(w, cluster, options, diagnostics);
   j.programs = build_stage_programs(j.plan);
   for (const StageProgram& p : j.programs.stages)
@@ -452,8 +470,6 @@ Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& 
   j.group_axes[static_cast<size_t>(CommGroup::Data)] = {axis("ep"), axis("dp")};
   j.group_axes[static_cast<size_t>(CommGroup::ExpertData)] = {axis("dp")};
   j.group_axes[static_cast<size_t>(CommGroup::Pipeline)] = {axis("pp")};
-  for (size_t g = 0; g < 5; ++g)
-    j.group_shape[g] = j.placement->group_shape(j.group_axes[g]);
   j.sender.assign(static_cast<size_t>(j.programs.transfer_keys), {-1, kNone});
   for (const StageProgram& p : j.programs.stages)
     for (uint32_t t = 0; t < p.tasks.size(); ++t)
@@ -519,20 +535,20 @@ StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
 std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const> workloads,
                                                  const Cluster& cluster,
                                                  const SimulationOptions& options,
-                                                 Diagnostics& diagnostics) const {
+                                                 std::span<Diagnostics* const> diagnostics) const {
   std::vector<Job> jobs;
   int64_t next = 0;
   const int64_t block = std::max<int64_t>(1, cluster.network[0].size);
-  for (const Workload* w : workloads) {
+  for (size_t k = 0; k < workloads.size(); ++k) {
     SimulationOptions o = options;
-    jobs.push_back(prepare(*w, cluster, o, next, diagnostics));
+    jobs.push_back(prepare(*workloads[k], cluster, o, next, *diagnostics[k]));
     next = (next + jobs.back().plan.parallelism.world_size + block - 1) / block * block;
   }
   const int64_t gpus = jobs.size() == 1 ? jobs.front().plan.parallelism.world_size : next;
   if (const auto cap = cluster.network.capacity(); cap && gpus > *cap)
     throw InputError("the jobs need " + std::to_string(gpus) + " GPUs but cluster '" +
                      cluster.name + "' has " + std::to_string(*cap));
-  Simulation sim(cluster, jobs, gpus, diagnostics);
+  Simulation sim(cluster, jobs, gpus);
   sim.run();
 
   // Per job, the links that carried most of its traffic.
@@ -584,7 +600,8 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
 Result FlowSimulator::simulate(const Workload& workload, const Cluster& cluster,
                                const SimulationOptions& options, Diagnostics& diagnostics) const {
   const Workload* one[] = {&workload};
-  return std::move(simulate_jobs(one, cluster, options, diagnostics).front());
+  Diagnostics* sink[] = {&diagnostics};
+  return std::move(simulate_jobs(one, cluster, options, sink).front());
 }
 
 }  // namespace orrery

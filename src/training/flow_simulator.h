@@ -22,9 +22,10 @@ class FlowSimulator final : public Simulator {
   // domain (server) after job k-1's last GPU. One Result per job, each with the flows it started
   // and the links that carried most of its own traffic (bytes, busy time and peak utilisation
   // of its flows alone; the network is shared, so the same link may appear under several jobs).
+  // Job k's warnings go to diagnostics[k] (one Diagnostics may serve several jobs).
   std::vector<Result> simulate_jobs(std::span<const Workload* const> jobs, const Cluster& cluster,
                                     const SimulationOptions& options,
-                                    Diagnostics& diagnostics) const;
+                                    std::span<Diagnostics* const> diagnostics) const;
 };
 
 }  // namespace orrery

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <tuple>
 
+#include "network/collective_model.h"
+#include "network/link_graph.h"
 #include "network/rank_placement.h"
 
 namespace orrery {
@@ -29,21 +32,21 @@ class CommPricer {
       return static_cast<size_t>(std::find(placement.begin(), placement.end(), name) -
                                  placement.begin());
     };
-    const std::map<CommGroup, std::vector<size_t>> members = {
-        {CommGroup::Tensor, {axis("tp")}},
-        {CommGroup::Expert, {axis("ep")}},
-        {CommGroup::Data, {axis("ep"), axis("dp")}},
-        {CommGroup::ExpertData, {axis("dp")}},
-        {CommGroup::Pipeline, {axis("pp")}}};
+    members_ = {{CommGroup::Tensor, {axis("tp")}},
+                {CommGroup::Expert, {axis("ep")}},
+                {CommGroup::Data, {axis("ep"), axis("dp")}},
+                {CommGroup::ExpertData, {axis("dp")}},
+                {CommGroup::Pipeline, {axis("pp")}}};
     try {
       placement_.emplace(axes(par, placement), topology_);
     } catch (const std::invalid_argument& e) {
       throw InputError(std::string(e.what()) + " (cluster '" + cluster.name + "')");
     }
+    links_.emplace(topology_, placement_->world_size());
     for (const CommGroup group : kGroups) {
       bool uniform = true;
       GroupShape& shape = shapes_[static_cast<size_t>(group)];
-      shape = placement_->group_shape(members.at(group), &uniform);
+      shape = placement_->group_shape(members_.at(group), &uniform);
       if (!uniform)
         diagnostics.warn({source, 0},
                          "the " + std::string(to_string(group)) +
@@ -63,7 +66,11 @@ class CommPricer {
     const auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     const GroupShape& shape = shapes_[static_cast<size_t>(group)];
-    const CollectiveCost c = collective_cost(topology_, kind, bytes, shape, algorithm_);
+    const CollectiveCost c =
+        shape.ranks <= 1
+            ? CollectiveCost{Time::zero(),
+                             algorithm_ == Algorithm::Auto ? Algorithm::Ring : algorithm_}
+            : model(group).cost(kind, bytes, algorithm_);
     if (algorithm_ != Algorithm::Auto && c.algorithm != algorithm_ &&
         warned_.insert({kind, group}).second)
       diagnostics_.warn({source_, 0}, "--algo " + std::string(to_string(algorithm_)) + ": " +
@@ -76,6 +83,15 @@ class CommPricer {
   }
 
   Time transfer(Bytes bytes) const { return point_to_point_time(topology_, bytes, pipeline_pair_); }
+
+  // The analytical model of one kind of group: all the job's groups of that kind at once (they
+  // share links where they meet), the most spread one setting latencies and what can run.
+  const CollectiveModel& model(CommGroup group) {
+    auto& slot = models_[static_cast<size_t>(group)];
+    if (!slot)
+      slot = std::make_unique<CollectiveModel>(*links_, placement_->groups(members_.at(group)));
+    return *slot;
+  }
   bool transfer_across_servers() const { return pipeline_pair_.outermost() > 0; }
 
  private:
@@ -98,6 +114,9 @@ class CommPricer {
   Diagnostics& diagnostics_;
   std::set<std::pair<CollectiveKind, CommGroup>> warned_;
   std::optional<RankPlacement> placement_;
+  std::map<CommGroup, std::vector<size_t>> members_;
+  std::optional<LinkGraph> links_;
+  std::array<std::unique_ptr<CollectiveModel>, kGroups.size()> models_;
   std::array<GroupShape, kGroups.size()> shapes_;
   GroupShape pipeline_pair_;
   std::map<std::tuple<CollectiveKind, CommGroup, Bytes>, CollectiveCost> cache_;

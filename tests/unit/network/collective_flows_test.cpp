@@ -11,22 +11,20 @@
 namespace orrery {
 namespace {
 
+using testing::Model;
+
 std::vector<int64_t> first(int64_t n) {
-  std::vector<int64_t> m(static_cast<size_t>(n));
-  std::iota(m.begin(), m.end(), 0);
-  return m;
+  return testing::ranks(n);
 }
 
 // On an uncontended network the flow decomposition takes the analytical time.
+// `gpus`: the job's GPUs (0: the group's), which a torus slice wraps around.
 void expect_flow_equals_analytical(const Topology& t, Algorithm a, CollectiveKind kind, Bytes bytes,
-                                   int64_t n) {
-  const RankPlacement placement({{"all", n}}, t);
-  const std::vector<size_t> axis = {0};
-  const GroupShape shape = placement.group_shape(axis);
-  const auto members = first(n);
-  const CollectiveFlowRun run = run_collective_flows(t, kind, bytes, members, shape, a);
+                                   int64_t n, int64_t gpus = 0) {
+  const Model m(t, {first(n)}, gpus);
+  const CollectiveFlowRun run = run_collective_flows(m.model, kind, bytes, a);
   ASSERT_EQ(run.algorithm, a);
-  const auto analytical = algorithm_time(t, a, kind, bytes, shape);
+  const auto analytical = m.model.time(a, kind, bytes);
   ASSERT_TRUE(analytical);
   // Within a picosecond per flow step (each flow's end is rounded up).
   EXPECT_NEAR(static_cast<double>(run.time.ps()), static_cast<double>(analytical->ps()), 4096)
@@ -68,12 +66,13 @@ TEST(CollectiveFlows, RingChannelsCrossServersOnDistinctRails) {
   const Topology t = testing::two_tier();
   const auto steps =
       collective_steps(t, Algorithm::Ring, CollectiveKind::AllGather, 1 << 20, first(16));
-  // 15 steps: 14 hops inside a server (1 us), 1 across (5 us) per pass.
-  ASSERT_EQ(steps.size(), 2u);
-  EXPECT_EQ(steps[0].repeat, 14);
-  EXPECT_EQ(steps[0].latency, Time::from_us(1));
-  EXPECT_EQ(steps[1].repeat, 1);
-  EXPECT_EQ(steps[1].latency, Time::from_us(5));
+  // One pass of 15 steps alike: 14 hops inside a server (1 us), 1 across (5 us).
+  ASSERT_EQ(steps.size(), 1u);
+  ASSERT_EQ(steps[0].runs.size(), 2u);
+  EXPECT_EQ(steps[0].runs[0].count, 14);
+  EXPECT_EQ(steps[0].runs[0].latency, Time::from_us(1));
+  EXPECT_EQ(steps[0].runs[1].count, 1);
+  EXPECT_EQ(steps[0].runs[1].latency, Time::from_us(5));
   std::set<int64_t> forward, back;
   for (const Transfer& x : steps[0].transfers) {
     if (x.src / 8 < x.dst / 8) forward.insert(x.dst % 8);
@@ -109,11 +108,10 @@ TEST(CollectiveFlows, FewerNicsThanGpusCarryOneChannelEach) {
   }
   // 3 rails: 3 x 25 = 75 GB/s < 100: 2 x 23/24 x 1 GiB / 75 GB/s + 2 x (21 x 1 + 2 x 5) us.
   const Topology three = servers_with_rails(3);
-  const RankPlacement placement({{"all", 24}}, three);
-  const std::vector<size_t> axis = {0};
-  EXPECT_EQ(*algorithm_time(three, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30,
-                            placement.group_shape(axis)),
-            Time::from_seconds(2.0 * 23 / 24 * 1073741824.0 / 75e9 + 62e-6));
+  EXPECT_NEAR(Model(three, {first(24)})
+                  .model.time(Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30)
+                  ->seconds(),
+              2.0 * 23 / 24 * 1073741824.0 / 75e9 + 62e-6, 1e-10);
 }
 
 TEST(CollectiveFlows, PartlyFilledServersLimitTheRingToTheirNics) {
@@ -122,17 +120,14 @@ TEST(CollectiveFlows, PartlyFilledServersLimitTheRingToTheirNics) {
   // (still below the 100 GB/s port).
   const Topology t = servers_with_rails(8);
   for (const auto& [n, nics] : {std::pair<int64_t, double>{9, 1}, {10, 2}, {12, 4}}) {
-    const RankPlacement placement({{"all", n}}, t);
-    const std::vector<size_t> axis = {0};
-    const GroupShape shape = placement.group_shape(axis);
-    EXPECT_DOUBLE_EQ(shape.nics, nics);
     const auto nn = static_cast<double>(n);
     // Latency: n - 2 hops inside, 1 across, per pass.
     const double expected =
         2 * (nn - 1) / nn * 1073741824.0 / (nics * 25e9) + 2 * ((nn - 2) * 1e-6 + 5e-6);
-    EXPECT_NEAR(
-        algorithm_time(t, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30, shape)->seconds(),
-        expected, 1e-9)
+    EXPECT_NEAR(Model(t, {first(n)})
+                    .model.time(Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30)
+                    ->seconds(),
+                expected, 1e-9)
         << n;
     expect_flow_equals_analytical(t, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30, n);
     expect_flow_equals_analytical(t, Algorithm::Ring, CollectiveKind::Broadcast, 1 << 30, n);
@@ -154,10 +149,8 @@ TEST(CollectiveFlows, TorusAndMeshExchangesTakeTheAnalyticalTime) {
   std::vector<Dimension> two = {testing::dimension("r", DimensionKind::Ring, 2, 50)};
   const Topology pair(two);
   expect_flow_equals_analytical(pair, Algorithm::Ring, CollectiveKind::AllReduce, 1 << 30, 2);
-  const RankPlacement placement({{"all", 2}}, pair);
-  const std::vector<size_t> axis = {0};
-  EXPECT_EQ(*algorithm_time(pair, Algorithm::Ring, CollectiveKind::AllReduce, 1'000'000'000,
-                            placement.group_shape(axis)),
+  EXPECT_EQ(*Model(pair, {first(2)})
+                 .model.time(Algorithm::Ring, CollectiveKind::AllReduce, 1'000'000'000),
             Time::from_us(20'000));  // 2 x 1/2 x 1 GB / 50 GB/s
   // A switch of 4 inside an open mesh (25 GB/s links): 64 ranks, all-to-all.
   std::vector<Dimension> sm = {testing::dimension("s", DimensionKind::Switch, 4, 100),
@@ -173,19 +166,17 @@ TEST(CollectiveFlows, FlowRunsTheAnalyticalChoiceOrItsFastestStandIn) {
                             CollectiveKind::AllToAll, CollectiveKind::Broadcast})
       for (const Bytes bytes : {Bytes{4096}, Bytes{1} << 20, Bytes{1} << 30})
         for (const int64_t n : {8, 16, 64}) {
-          const RankPlacement placement({{"all", n}}, *t);
-          const std::vector<size_t> axis = {0};
-          const GroupShape shape = placement.group_shape(axis);
-          const Algorithm chosen = collective_cost(*t, kind, bytes, shape).algorithm;
-          const Algorithm flow = flow_algorithm(*t, kind, bytes, shape, Algorithm::Auto);
+          const Model m(*t, {first(n)});
+          const Algorithm chosen = m.model.cost(kind, bytes).algorithm;
+          const Algorithm flow = m.model.flow_algorithm(kind, bytes, Algorithm::Auto);
           if (decomposes(chosen)) {
             EXPECT_EQ(flow, chosen) << to_string(kind) << " " << bytes << " on " << n;
             continue;
           }
           // Tree: the fastest algorithm that decomposes, whether or not auto would pick it.
-          const Time stand_in = *algorithm_time(*t, flow, kind, bytes, shape);
+          const Time stand_in = *m.model.time(flow, kind, bytes);
           for (const Algorithm a : all_algorithms()) {
-            const auto time = algorithm_time(*t, a, kind, bytes, shape);
+            const auto time = m.model.time(a, kind, bytes);
             if (decomposes(a) && time) {
               EXPECT_LE(stand_in, *time) << to_string(a);
             }
@@ -194,23 +185,98 @@ TEST(CollectiveFlows, FlowRunsTheAnalyticalChoiceOrItsFastestStandIn) {
   // 64 ranks on 8 servers, 4 KiB: auto picks tree (2 (3 x 5 + 7 x 1) = 44 us of latency);
   // ring pays 2 (56 x 1 + 7 x 5) = 182 us, halving-doubling 2 (3 x 1 + 3 x 5) = 36 us: the
   // flow mode runs halving-doubling, although auto never picks it on a fat-tree.
-  const RankPlacement placement({{"all", 64}}, two);
-  const std::vector<size_t> axis = {0};
-  const GroupShape shape = placement.group_shape(axis);
-  EXPECT_EQ(collective_cost(two, CollectiveKind::AllReduce, 4096, shape).algorithm,
-            Algorithm::Tree);
-  EXPECT_EQ(flow_algorithm(two, CollectiveKind::AllReduce, 4096, shape, Algorithm::Auto),
+  const Model m(two, {first(64)});
+  EXPECT_EQ(m.model.cost(CollectiveKind::AllReduce, 4096).algorithm, Algorithm::Tree);
+  EXPECT_EQ(m.model.flow_algorithm(CollectiveKind::AllReduce, 4096, Algorithm::Auto),
             Algorithm::HalvingDoubling);
 }
 
 TEST(CollectiveFlows, TreeHasNoDecompositionAndFallsBack) {
   const Topology t = testing::two_tier();
-  const RankPlacement placement({{"all", 64}}, t);
-  const std::vector<size_t> axis = {0};
-  const GroupShape shape = placement.group_shape(axis);
+  const Model m(t, {first(64)});
   EXPECT_FALSE(decomposes(Algorithm::Tree));
-  EXPECT_NE(flow_algorithm(t, CollectiveKind::AllReduce, 4096, shape, Algorithm::Tree),
+  EXPECT_NE(m.model.flow_algorithm(CollectiveKind::AllReduce, 4096, Algorithm::Tree),
             Algorithm::Tree);
+}
+
+}  // namespace
+}  // namespace orrery
+
+namespace orrery {
+namespace {
+
+// A ring dimension of `size` positions (50 GB/s links, 1 us), and an open mesh of `size` (25 GB/s).
+Topology one_ring(int64_t size) {
+  return Topology({testing::dimension("r", DimensionKind::Ring, size, 50)});
+}
+
+// Groups that do not fill their dimensions: the closed form prices the decomposition on the
+// group's own links, so it takes what the flows take, however the group lies.
+TEST(CollectiveFlows, PartlyFilledRingsTorusAndMeshTakeTheFlowTime) {
+  // 8 positions of a 16-ring (a job of 16): no wrap link between the group's ends, so the ring's
+  // last hop routes back over the segment; slower than the closed ring of a job of 8.
+  const Topology ring = one_ring(16);
+  for (const auto kind : {CollectiveKind::AllReduce, CollectiveKind::AllToAll}) {
+    const Algorithm a = kind == CollectiveKind::AllToAll ? Algorithm::Direct : Algorithm::Ring;
+    expect_flow_equals_analytical(ring, a, kind, 1 << 28, 8, 16);
+    EXPECT_GT(*Model(ring, {first(8)}, 16).model.time(a, kind, 1 << 28),
+              *Model(ring, {first(8)}, 8).model.time(a, kind, 1 << 28))
+        << to_string(kind);
+  }
+  for (const auto kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
+    expect_flow_equals_analytical(ring, Algorithm::Ring, kind, 1 << 28, 8, 16);
+  const Topology closed = one_ring(8);
+  // Halving-doubling on a ring of 8: the distance-4 partners' transfers share links.
+  expect_flow_equals_analytical(closed, Algorithm::HalvingDoubling, CollectiveKind::AllReduce,
+                                1 << 28, 8);
+  // 5 and 6 ranks of a 4 x 4 x 4 torus; a reduce retraces the broadcast's routes.
+  const Topology torus = testing::torus();
+  for (const int64_t n : {5, 6}) {
+    for (const auto kind :
+         {CollectiveKind::AllReduce, CollectiveKind::Broadcast, CollectiveKind::Reduce})
+      expect_flow_equals_analytical(torus, Algorithm::Ring, kind, 1 << 28, n);
+    expect_flow_equals_analytical(torus, Algorithm::Direct, CollectiveKind::AllToAll, 1 << 26, n);
+    EXPECT_EQ(
+        *Model(torus, {first(n)}).model.time(Algorithm::Ring, CollectiveKind::Reduce, 1 << 28),
+        *Model(torus, {first(n)}).model.time(Algorithm::Ring, CollectiveKind::Broadcast, 1 << 28));
+  }
+  // 9 ranks of an open mesh of 8-GPU switches (25 GB/s mesh links): the ninth GPU's one mesh link
+  // carries the 8 S/9 it receives from the first switch, 8/9 x 72 MB / 25 GB/s = 2.56 ms at least.
+  const Topology mesh({testing::dimension("s", DimensionKind::Switch, 8, 100),
+                       testing::dimension("m", DimensionKind::Mesh, 0, 25)});
+  expect_flow_equals_analytical(mesh, Algorithm::Direct, CollectiveKind::AllToAll, 72'000'000, 9);
+  EXPECT_GE(Model(mesh, {first(9)})
+                .model.time(Algorithm::Direct, CollectiveKind::AllToAll, 72'000'000)
+                ->seconds(),
+            8.0 / 9 * 72e6 / 25e9 * (1 - 1e-12));
+}
+
+TEST(CollectiveFlows, UnevenRailsLoadTheirNicsUnevenly) {
+  // 3 rails on 8 GPUs: rail 0 serves GPUs 0-2, so its NIC carries 3/8 of what a server sends out.
+  // 16 ranks on 2 servers, all-to-all of 16 MB per rank: each rank sends 1 MB to each of the 8
+  // on the other server; a server sends 64 MB, rail 0's NIC 24 MB at 25 GB/s = 960 us, + 15
+  // peers' latency (7 x 1 us + 8 x 5 us).
+  const Topology t = servers_with_rails(3);
+  EXPECT_EQ(
+      *Model(t, {first(16)}).model.time(Algorithm::Direct, CollectiveKind::AllToAll, 16'000'000),
+      Time::from_us(960 + 47));
+  expect_flow_equals_analytical(t, Algorithm::Direct, CollectiveKind::AllToAll, 16'000'000, 16);
+  expect_flow_equals_analytical(t, Algorithm::Direct, CollectiveKind::AllToAll, 12'000'000, 12);
+  expect_flow_equals_analytical(servers_with_rails(4), Algorithm::HalvingDoubling,
+                                CollectiveKind::AllReduce, 1 << 28, 16);
+}
+
+TEST(CollectiveFlows, ChainTimeNeverFallsWithTheSize) {
+  // The pipeline fill is (n - 2) min(S, 1 MiB): one byte more never makes a broadcast faster.
+  const Topology t = testing::two_tier();
+  for (const int64_t n : {8, 64})
+    for (const Bytes s : {kMiB - 1, kMiB, 2 * kMiB, 64 * kMiB}) {
+      const Model m(t, {first(n)});
+      for (const auto kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
+        EXPECT_LE(*m.model.time(Algorithm::Ring, kind, s),
+                  *m.model.time(Algorithm::Ring, kind, s + 1))
+            << n << " " << s;
+    }
 }
 
 }  // namespace

@@ -1,6 +1,11 @@
 // Networks written out for the network tests, so every expected time can be derived by hand.
 #pragma once
 
+#include <algorithm>
+#include <vector>
+
+#include "network/collective_model.h"
+#include "network/link_graph.h"
 #include "network/rank_placement.h"
 #include "network/topology.h"
 
@@ -61,5 +66,30 @@ inline GroupShape shape(int64_t ranks, std::vector<int64_t> span, bool crosses_l
   g.crosses_leaves = crosses_leaves;
   return g;
 }
+
+// `n` GPU ids from `first`, `stride` apart.
+inline std::vector<int64_t> ranks(int64_t n, int64_t stride = 1, int64_t first = 0) {
+  std::vector<int64_t> r(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    r[static_cast<size_t>(i)] = first + i * stride;
+  return r;
+}
+
+// The analytical model of `groups` running at once on a network of `gpus` GPUs (0: up to the
+// highest member), with the topology and link graph it refers to.
+struct Model {
+  Model(const Topology& t, std::vector<std::vector<int64_t>> groups, int64_t gpus = 0)
+      : topology(t), links(topology, gpus ? gpus : highest(groups) + 1), model(links, groups) {}
+  static int64_t highest(const std::vector<std::vector<int64_t>>& groups) {
+    int64_t h = 0;
+    for (const auto& g : groups)
+      for (const int64_t r : g)
+        h = std::max(h, r);
+    return h;
+  }
+  Topology topology;
+  LinkGraph links;
+  CollectiveModel model;
+};
 
 }  // namespace orrery::testing

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "network/collective_model.h"
+#include "network/link_graph.h"
 #include "network/rank_placement.h"
 #include "synthetic_workloads.h"
 #include "training/event_simulator.h"
@@ -87,7 +89,8 @@ TEST(FlowSimulator, TwoJobsOnOneNetworkContend) {
   const Result a_alone = run_flow(a, c), b_alone = run_flow(b, c);
   Diagnostics d;
   const Workload* both[] = {&a, &b};
-  const std::vector<Result> together = FlowSimulator().simulate_jobs(both, c, {}, d);
+  const std::vector<Result> together =
+      FlowSimulator().simulate_jobs(both, c, {}, std::vector<Diagnostics*>{&d, &d});
   ASSERT_EQ(together.size(), 2u);
   EXPECT_GT(together[0].iteration_time, a_alone.iteration_time);
   EXPECT_GT(together[1].iteration_time, b_alone.iteration_time);
@@ -139,9 +142,10 @@ TEST(FlowSimulator, DataParallelRingsOfOneJobShareTheirNics) {
   EXPECT_NEAR(static_cast<double>(flow.iteration_time.ps()),
               static_cast<double>(event.iteration_time.ps()), 1e4);
   // Alone (one group of the four), a group has both NICs to itself: twice as fast.
-  Diagnostics d;
-  const GroupShape alone = shape_of(c.network, std::vector<int64_t>{0, 4, 8, 12});
-  EXPECT_DOUBLE_EQ(alone.nics, 2);
+  // 2 x 3/4 x 300 MB / (2 x 25 GB/s) = 9 ms.
+  const LinkGraph links(c.network, 16);
+  const CollectiveModel alone(links, {{0, 4, 8, 12}});
+  EXPECT_EQ(alone.cost(CollectiveKind::AllReduce, 300'000'000, Algorithm::Ring).time, ms(9));
 }
 
 TEST(FlowSimulator, JobsMustFitTheNetwork) {

@@ -1,0 +1,194 @@
+#include "network/collective_model.h"
+
+#include <algorithm>
+
+#include "network/flow_network.h"
+
+namespace orrery {
+namespace {
+
+// Broadcast and reduce run a chain whatever the algorithm, sendrecv a shift (collective_pattern).
+Algorithm pattern_of(Algorithm algorithm, CollectiveKind kind) {
+  if (is_rooted(kind)) return Algorithm::Ring;
+  if (kind == CollectiveKind::SendRecv) return Algorithm::Direct;
+  return algorithm;
+}
+
+// Adds a transfer's units to `load` and returns its route's latency.
+Time add_transfer(const LinkGraph& links, const Transfer& x, std::vector<double>& load) {
+  if (x.dst >= 0) return links.add_route_load(x.src, x.dst, x.bytes, x.mirror, load);
+  const Topology& t = links.topology();
+  for (size_t d = 0; d < t.size(); ++d)
+    if (t[d].nvls) {
+      load[links.switch_port(d, x.src, x.dst == kIntoSwitch)] += x.bytes;
+      return t[d].latency;
+    }
+  return Time::zero();
+}
+
+}  // namespace
+
+CollectiveModel::CollectiveModel(const LinkGraph& links, std::vector<std::vector<int64_t>> groups)
+    : links_(links), groups_(std::move(groups)) {
+  if (groups_.empty()) groups_.emplace_back();
+  shape_ = shape_of(links_.topology(), groups_.front());
+}
+
+CollectiveModel::Step CollectiveModel::evaluate(const std::vector<double>& load,
+                                                const FlowStep& step, Time route_latency) const {
+  Step s;
+  for (size_t d = 0; d < topology().size(); ++d) {
+    s.per_dimension.push_back(links_.busiest(load, d));
+    s.seconds_per_unit = std::max(s.seconds_per_unit, s.per_dimension.back());
+  }
+  s.scale = step.scale;
+  for (const StepRun& r : step.runs)
+    s.runs.emplace_back(r.count, r.latency.value_or(route_latency));
+  return s;
+}
+
+std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, CollectiveKind kind) const {
+  const Topology& t = topology();
+  std::vector<double> load(links_.link_count(), 0.0);
+  std::vector<Step> steps;
+  if (a == Algorithm::Direct && kind != CollectiveKind::SendRecv) {
+    // Every pair of every group at once, S/n each: counted per dimension line, not pair by pair.
+    for (const auto& g : groups_)
+      links_.add_all_pairs_load(g, 1.0 / static_cast<double>(g.size()), load);
+    FlowStep exchange;
+    exchange.runs = {{kind == CollectiveKind::AllReduce ? 2 : 1, peer_latency(t, shape_)}};
+    steps.push_back(evaluate(load, exchange, Time::zero()));
+    if (const Time base = collective_base_latency(t, shape_); base > Time::zero()) {
+      Step last;
+      last.per_dimension.assign(t.size(), 0.0);
+      last.runs = {{1, base}};
+      steps.push_back(std::move(last));
+    }
+    return steps;
+  }
+  std::vector<std::vector<FlowStep>> patterns;
+  for (const auto& g : groups_)
+    patterns.push_back(collective_pattern(t, a, kind, g));
+  for (size_t i = 0; i < patterns.front().size(); ++i) {
+    std::fill(load.begin(), load.end(), 0.0);
+    Time latency;  // of the first group's routes, as the flow mode charges a step without one
+    for (size_t g = 0; g < patterns.size(); ++g) {
+      if (i >= patterns[g].size()) continue;  // groups not alike: align their steps by index
+      for (const Transfer& x : patterns[g][i].transfers) {
+        const Time l = add_transfer(links_, x, load);
+        if (g == 0) latency = std::max(latency, l);
+      }
+    }
+    steps.push_back(evaluate(load, patterns.front()[i], latency));
+  }
+  return steps;
+}
+
+const std::vector<CollectiveModel::Step>& CollectiveModel::profile(Algorithm a,
+                                                                   CollectiveKind kind) const {
+  const auto key = std::make_pair(a, kind);
+  auto it = profiles_.find(key);
+  if (it == profiles_.end()) it = profiles_.emplace(key, build(a, kind)).first;
+  return it->second;
+}
+
+std::optional<Time> CollectiveModel::time(Algorithm a, CollectiveKind kind, Bytes bytes) const {
+  if (shape_.ranks <= 1) return Time::zero();
+  const Topology& t = topology();
+  if (a == Algorithm::Auto || !can_run(t, a, kind, shape_)) return std::nullopt;
+  const auto s = static_cast<double>(bytes);
+  Time total;
+  if (a == Algorithm::Tree) {
+    // The ring's steps at kTreeEfficiency, the outermost dimension's term halved on two of its
+    // positions (a tree sends each byte across the network once where a ring sends it twice).
+    const int out = shape_.outermost();
+    for (const Step& step : profile(Algorithm::Ring, CollectiveKind::AllReduce)) {
+      double worst = 0;
+      for (size_t d = 0; d < step.per_dimension.size(); ++d) {
+        const bool halved = static_cast<int>(d) == out && shape_.span[d] == 2;
+        worst = std::max(worst, step.per_dimension[d] * (halved ? 0.5 : 1.0));
+      }
+      const Time transfer = Time::from_seconds(worst * step.scale.bytes(s) / kTreeEfficiency);
+      for (const auto& [count, latency] : step.runs)
+        total += transfer * count;
+    }
+    return total + tree_latency(t, shape_) + collective_base_latency(t, shape_);
+  }
+  for (const Step& step : profile(pattern_of(a, kind), kind)) {
+    const Time transfer = Time::from_seconds(step.seconds_per_unit * step.scale.bytes(s));
+    for (const auto& [count, latency] : step.runs)
+      total += (transfer + latency) * count;
+  }
+  return total;
+}
+
+CollectiveCost CollectiveModel::cost(CollectiveKind kind, Bytes bytes, Algorithm a) const {
+  if (a != Algorithm::Auto)
+    if (const auto t = time(a, kind, bytes)) return {*t, a};
+  CollectiveCost best{Time::max(), Algorithm::Ring};
+  for (const Algorithm c : auto_candidates(topology(), kind))
+    if (const auto t = time(c, kind, bytes); t && *t < best.time) best = {*t, c};
+  return best;
+}
+
+Algorithm CollectiveModel::flow_algorithm(CollectiveKind kind, Bytes bytes,
+                                          Algorithm forced) const {
+  const Algorithm chosen = cost(kind, bytes, forced).algorithm;
+  if (decomposes(chosen)) return chosen;
+  std::optional<Time> best;
+  Algorithm choice = kind == CollectiveKind::AllToAll ? Algorithm::Direct : Algorithm::Ring;
+  for (const Algorithm a : all_algorithms()) {
+    if (!decomposes(a)) continue;
+    const auto t = time(a, kind, bytes);
+    if (t && (!best || *t < *best)) {
+      best = t;
+      choice = a;
+    }
+  }
+  return choice;
+}
+
+CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveKind kind,
+                                       Bytes bytes, Algorithm forced) {
+  CollectiveFlowRun run;
+  run.algorithm = model.flow_algorithm(kind, bytes, forced);
+  const Topology& t = model.topology();
+  const LinkGraph& links = model.links();
+  const std::vector<FlowStep> steps =
+      collective_steps(t, run.algorithm, kind, bytes, model.members());
+  check_flow_count(steps);
+  std::vector<double> capacity(links.link_count());
+  for (LinkId l = 0; l < links.link_count(); ++l)
+    capacity[l] = links.capacity(l);
+  FlowNetwork network(std::move(capacity));
+  std::vector<FlowNetwork::FlowId> done;
+  Time now;
+  uint64_t hash = 0;
+  std::vector<std::vector<LinkId>> paths;
+  for (const FlowStep& step : steps) {
+    Time route_latency;
+    paths.assign(step.transfers.size(), {});
+    for (size_t i = 0; i < step.transfers.size(); ++i)
+      route_latency =
+          std::max(route_latency, transfer_route(t, links, step.transfers[i], hash++, paths[i]));
+    for (const StepRun& r : step.runs) {
+      const Time latency = r.latency.value_or(route_latency);
+      for (int64_t k = 0; k < r.count; ++k) {
+        for (size_t i = 0; i < step.transfers.size(); ++i)
+          network.start(paths[i], step.transfers[i].bytes, now);
+        run.flows += step.transfers.size();
+        for (Time next = network.next_completion(); next != Time::max();
+             next = network.next_completion()) {
+          now = next;
+          done.clear();
+          network.complete(now, done);
+        }
+        now += latency;
+      }
+    }
+  }
+  run.time = now;
+  return run;
+}
+
+}  // namespace orrery

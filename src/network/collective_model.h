@@ -1,0 +1,80 @@
+// The analytical cost of collectives: each algorithm's decomposition into steps
+// (collective_pattern(), the one the flow mode runs) on the group's actual GPUs, every step
+// taking the time its busiest link needs for the step's bytes (load / capacity, a leaf's traffic
+// to the spines shared evenly by all spines), plus the step's latency, plus the collective's base
+// latency. So the cost follows how a group lies on the network: a ring on part of a torus ring
+// routes its wrap-around back over the segment, members several hops apart share links, partly
+// filled torus or mesh positions and uneven rails load some links more than others.
+//
+// Groups given together run at once, step for step (a job's data-parallel groups, all of its
+// tensor-parallel groups): their transfers add up on the links they share. On a network where
+// nothing else contends, the flow mode takes these times (to a picosecond per step), except where
+// ECMP hashes flows of one step onto the same spine (docs/network.md).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/bandwidth.h"
+#include "core/collective_kind.h"
+#include "core/time.h"
+#include "network/collective_algorithms.h"
+#include "network/collective_flows.h"
+#include "network/link_graph.h"
+#include "network/rank_placement.h"
+
+namespace orrery {
+
+class CollectiveModel {
+ public:
+  // `groups`: communicators of one kind (GPU ids in rank order each) that run at once; the first
+  // one's shape decides which algorithms can run, and its steps' latencies are charged.
+  CollectiveModel(const LinkGraph& links, std::vector<std::vector<int64_t>> groups);
+
+  const Topology& topology() const { return links_.topology(); }
+  const LinkGraph& links() const { return links_; }
+  const GroupShape& shape() const { return shape_; }
+  const std::vector<int64_t>& members() const { return groups_.front(); }
+
+  // Time of `algorithm` (not Auto), or nullopt where it cannot run this collective on the group.
+  std::optional<Time> time(Algorithm algorithm, CollectiveKind kind, Bytes bytes) const;
+  // With `algorithm`, or the fastest of auto_candidates() for Auto. A forced algorithm that cannot
+  // run falls back to the fastest one (the returned algorithm says which).
+  CollectiveCost cost(CollectiveKind kind, Bytes bytes,
+                      Algorithm algorithm = Algorithm::Auto) const;
+  // What the flow mode runs: cost()'s choice where it decomposes, else (tree) the algorithm with
+  // the fastest time that decomposes, whether or not auto would use it.
+  Algorithm flow_algorithm(CollectiveKind kind, Bytes bytes, Algorithm forced) const;
+
+ private:
+  struct Step {
+    double seconds_per_unit = 0;        // the busiest link's load / capacity
+    std::vector<double> per_dimension;  // the same among each dimension's links
+    StepScale scale;
+    std::vector<std::pair<int64_t, Time>> runs;  // (count, latency)
+  };
+  const std::vector<Step>& profile(Algorithm algorithm, CollectiveKind kind) const;
+  std::vector<Step> build(Algorithm algorithm, CollectiveKind kind) const;
+  Step evaluate(const std::vector<double>& load, const FlowStep& step, Time route_latency) const;
+
+  const LinkGraph& links_;
+  std::vector<std::vector<int64_t>> groups_;
+  GroupShape shape_;
+  mutable std::map<std::pair<Algorithm, CollectiveKind>, std::vector<Step>> profiles_;
+};
+
+struct CollectiveFlowRun {
+  Time time;
+  Algorithm algorithm = Algorithm::Ring;
+  uint64_t flows = 0;
+};
+
+// The model's first group running one collective alone on the network, every rank explicit, its
+// steps as flows sharing links max-min fairly.
+CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveKind kind,
+                                       Bytes bytes, Algorithm forced);
+
+}  // namespace orrery
