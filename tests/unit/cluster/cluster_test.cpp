@@ -110,6 +110,9 @@ TEST(Cluster, AbsurdBandwidthsLatenciesAndSizesAreRefusedWithTheirLine) {
   std::string slow = kMinimal;
   slow.replace(slow.find("    bandwidth: 100 GB/s\n"), 0, "    latency: 5 s\n");
   EXPECT_EQ(error_of(slow), "c.yaml:5: expected a latency between 0 and 1 s, found '5 s'");
+  std::string slow_base = kMinimal;
+  slow_base.replace(slow_base.find("    bandwidth: 100 GB/s\n"), 0, "    base_latency: 2 s\n");
+  EXPECT_EQ(error_of(slow_base), "c.yaml:5: expected a latency between 0 and 1 s, found '2 s'");
   EXPECT_EQ(error_of("name: x\nnetwork:\n  - kind: torus\n    shape: [4294967296, 4294967296, "
                      "4294967296]\n    bandwidth: 1 GB/s\n"),
             "c.yaml:3: expected a consistent network: dimension 'torus.y': the network would hold "

@@ -719,66 +719,61 @@ TEST(TorchvizShapes, FusedAttention) {
   }
 }
 
+// The error reading `text` as g.dot gives, or "(no error)".
+std::string dot_error_of(const std::string& text) {
+  Diagnostics d;
+  try {
+    read_torchviz_dot("g.dot", text, {}, d);
+  } catch (const InputError& e) {
+    return std::string(e.what());
+  }
+  return std::string("(no error)");
+}
+
 TEST(TorchvizDot, MalformedGraphsAreInputErrors) {
-  const auto error_of = [](const std::string& text) {
-    Diagnostics d;
-    try {
-      read_torchviz_dot("g.dot", text, {}, d);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
-  const std::string syntax = error_of("digraph {\n a -> \n}");
+  const std::string syntax = dot_error_of("digraph {\n a -> \n}");
   EXPECT_NE(syntax.find("g.dot:3: expected a Graphviz DOT digraph"), std::string::npos) << syntax;
-  EXPECT_EQ(error_of("digraph { 1 [label=AddBackward0] 2 [label=MulBackward0] 1 -> 2 2 -> 1 }"),
+  EXPECT_EQ(dot_error_of("digraph { 1 [label=AddBackward0] 2 [label=MulBackward0] 1 -> 2 2 -> 1 }"),
             "g.dot:1: expected an acyclic autograd graph; node 1 (AddBackward0) is on a cycle: "
             "1 -> 2 -> 1");
-  EXPECT_EQ(error_of("graph { 1 -- 2 }"),
+  EXPECT_EQ(dot_error_of("graph { 1 -- 2 }"),
             "g.dot:1: expected a directed graph (digraph), found an undirected one");
-  EXPECT_EQ(error_of("digraph { 1 [label=\"w\" fillcolor=lightblue] }"),
+  EXPECT_EQ(dot_error_of("digraph { 1 [label=\"w\" fillcolor=lightblue] }"),
             "g.dot:1: node 1: expected a tensor label '<name> (<shape>)', found 'w'");
 }
 
 TEST(TorchvizDot, NodeErrorsNameTheNodesLine) {
-  const auto error_of = [](const std::string& text) {
-    Diagnostics d;
-    try {
-      read_torchviz_dot("g.dot", text, {}, d);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
   // A bad label on line 4; the node is mentioned in an edge on line 2 first.
-  EXPECT_EQ(error_of("digraph {\n w -> a\n a [label=AddBackward0]\n w [label=\"fc.weight\" "
-                     "fillcolor=lightblue]\n}"),
+  EXPECT_EQ(dot_error_of("digraph {\n w -> a\n a [label=AddBackward0]\n w [label=\"fc.weight\" "
+                         "fillcolor=lightblue]\n}"),
             "g.dot:4: node w: expected a tensor label '<name> (<shape>)', found 'fc.weight'");
   // A newline in a label stays out of the one-line message.
-  EXPECT_EQ(error_of("digraph {\n\n w [label=\"fc.weight\n (4000000000, 4000000000)\" "
-                     "fillcolor=lightblue]\n}"),
+  EXPECT_EQ(dot_error_of("digraph {\n\n w [label=\"fc.weight\n (4000000000, 4000000000)\" "
+                         "fillcolor=lightblue]\n}"),
             "g.dot:3: node w: expected a tensor shape of at most 2^40 elements, found "
             "'fc.weight\\n (4000000000, 4000000000)'");
   // The cycle named is the one a -> b -> a, not the node o downstream of it (the first node the
   // topological sort could not place).
-  EXPECT_EQ(error_of("digraph {\n o [label=\" (2, 3)\" fillcolor=darkolivegreen1]\n a "
-                     "[label=AddBackward0]\n b [label=MulBackward0]\n a -> b\n b -> a\n b -> o\n}"),
-            "g.dot:3: expected an acyclic autograd graph; node a (AddBackward0) is on a cycle: "
-            "a -> b -> a");
+  EXPECT_EQ(
+      dot_error_of("digraph {\n o [label=\" (2, 3)\" fillcolor=darkolivegreen1]\n a "
+                   "[label=AddBackward0]\n b [label=MulBackward0]\n a -> b\n b -> a\n b -> o\n}"),
+      "g.dot:3: expected an acyclic autograd graph; node a (AddBackward0) is on a cycle: "
+      "a -> b -> a");
   // Operators need an input; binary operators used to crash on an empty input list.
   for (const char* op : {"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0"})
-    EXPECT_EQ(error_of(std::string("digraph {\n\n a [label=") + op + "]\n}"),
+    EXPECT_EQ(dot_error_of(std::string("digraph {\n\n a [label=") + op + "]\n}"),
               std::string("g.dot:3: node a (") + op +
                   "): expected at least one input edge (an autograd function exists only for an "
                   "input that needs a gradient); is an edge missing?");
-  EXPECT_EQ(error_of("digraph {\n g [label=AccumulateGrad]\n a [label=TBackward0]\n g -> a\n}"),
+  EXPECT_EQ(dot_error_of("digraph {\n g [label=AccumulateGrad]\n a [label=TBackward0]\n g -> a\n}"),
             "g.dot:2: node g (AccumulateGrad): expected exactly one input edge, from the parameter "
             "it accumulates into");
   // A linear layer without a weight.
   EXPECT_EQ(
-      error_of("digraph {\n o [label=\" (2, 4)\" fillcolor=darkolivegreen1]\n b [label=\"fc.bias "
-               "(4)\" fillcolor=lightblue]\n g [label=AccumulateGrad]\n b -> g\n m "
-               "[label=AddmmBackward0]\n g -> m\n m -> o\n}"),
+      dot_error_of(
+          "digraph {\n o [label=\" (2, 4)\" fillcolor=darkolivegreen1]\n b [label=\"fc.bias "
+          "(4)\" fillcolor=lightblue]\n g [label=AccumulateGrad]\n b -> g\n m "
+          "[label=AddmmBackward0]\n g -> m\n m -> o\n}"),
       "g.dot:6: node m (AddmmBackward0): expected a weight operand: a 2-D parameter (through its "
       "cast and transpose) or a second activation");
   EXPECT_EQ(
