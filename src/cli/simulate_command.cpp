@@ -294,7 +294,7 @@ int run_simulate(const SimulateArgs& a) {
   }
   for (size_t k = 0; k < results.size(); ++k) {
     results[k].warnings = diagnostics.warnings();
-    const auto& own = job_diagnostics[std::min(k, job_diagnostics.size() - 1)].warnings();
+    const auto& own = job_diagnostics[k].warnings();  // one result per workload
     results[k].warnings.insert(results[k].warnings.end(), own.begin(), own.end());
   }
   const std::string run_name = a.run_name.empty() ? workloads.front().name + "-" : a.run_name;

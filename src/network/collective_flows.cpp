@@ -275,17 +275,14 @@ std::vector<FlowStep> halving_doubling(const Topology& t, CollectiveKind kind,
 
 std::vector<FlowStep> direct(const Topology& t, CollectiveKind kind,
                              std::span<const int64_t> members) {
+  FlowStep out = direct_exchange_frame(t, kind, members);
   const auto n = static_cast<double>(members.size());
-  const int64_t runs = kind == CollectiveKind::AllReduce ? 2 : 1;
-  if (const double seconds = flow_seconds(n * (n - 1), static_cast<double>(runs));
-      seconds > kFlowBudgetSeconds)
-    throw_too_many_flows(n * (n - 1) * static_cast<double>(runs), seconds);
-  FlowStep out;
+  const auto runs = static_cast<double>(out.repeats());
+  if (const double seconds = flow_seconds(n * (n - 1), runs); seconds > kFlowBudgetSeconds)
+    throw_too_many_flows(n * (n - 1) * runs, seconds);
   for (const int64_t a : members)
     for (const int64_t b : members)
       if (a != b) out.transfers.push_back({a, b, 1.0});
-  out.runs = {{runs, peer_latency(t, shape_of(t, members))}};
-  out.scale.share = 1 / n;
   return {std::move(out)};
 }
 
@@ -362,13 +359,25 @@ std::vector<FlowStep> collective_pattern(const Topology& t, Algorithm algorithm,
         break;
     }
   }
-  const Time base = collective_base_latency(t, shape_of(t, members));
-  if (base > Time::zero()) {
-    FlowStep last;
-    last.runs = {{1, base}};
-    steps.push_back(std::move(last));
-  }
+  append_base_latency(t, members, steps);
   return steps;
+}
+
+FlowStep direct_exchange_frame(const Topology& t, CollectiveKind kind,
+                               std::span<const int64_t> members) {
+  FlowStep frame;
+  frame.runs = {{kind == CollectiveKind::AllReduce ? 2 : 1, peer_latency(t, shape_of(t, members))}};
+  frame.scale.share = 1 / static_cast<double>(members.size());
+  return frame;
+}
+
+void append_base_latency(const Topology& t, std::span<const int64_t> members,
+                         std::vector<FlowStep>& steps) {
+  const Time base = collective_base_latency(t, shape_of(t, members));
+  if (base == Time::zero()) return;
+  FlowStep last;
+  last.runs = {{1, base}};
+  steps.push_back(std::move(last));
 }
 
 std::vector<FlowStep> collective_steps(const Topology& t, Algorithm algorithm, CollectiveKind kind,

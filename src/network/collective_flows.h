@@ -77,6 +77,15 @@ struct FlowStep {
 std::vector<FlowStep> collective_pattern(const Topology& topology, Algorithm algorithm,
                                          CollectiveKind kind, std::span<const int64_t> members);
 
+// The direct exchange's step (all-to-all; all-reduce runs it twice) without its n (n - 1)
+// transfers: runs, latency and scale, for the analytical model, which counts the pairs' loads
+// without listing them (LinkGraph::add_all_pairs_load).
+FlowStep direct_exchange_frame(const Topology& topology, CollectiveKind kind,
+                               std::span<const int64_t> members);
+// Appends the collective's base latency as a last step of no transfers (none when it is 0).
+void append_base_latency(const Topology& topology, std::span<const int64_t> members,
+                         std::vector<FlowStep>& steps);
+
 // The same for a message of `bytes`, transfers in bytes, those between the same two GPUs merged.
 std::vector<FlowStep> collective_steps(const Topology& topology, Algorithm algorithm,
                                        CollectiveKind kind, Bytes bytes,

@@ -52,17 +52,16 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
   std::vector<double> load(links_.link_count(), 0.0);
   std::vector<Step> steps;
   if (a == Algorithm::Direct && kind != CollectiveKind::SendRecv) {
-    // Every pair of every group at once, S/n each: counted per dimension line, not pair by pair.
+    // Every pair of every group at once, S/n each: counted per dimension line, not pair by pair,
+    // so the loads carry each group's share and the frame's scale is the message itself.
+    std::vector<FlowStep> frame = {direct_exchange_frame(t, kind, groups_.front())};
+    frame.front().scale = {};
+    append_base_latency(t, groups_.front(), frame);
     for (const auto& g : groups_)
       links_.add_all_pairs_load(g, 1.0 / static_cast<double>(g.size()), load);
-    FlowStep exchange;
-    exchange.runs = {{kind == CollectiveKind::AllReduce ? 2 : 1, peer_latency(t, shape_)}};
-    steps.push_back(evaluate(load, exchange, Time::zero()));
-    if (const Time base = collective_base_latency(t, shape_); base > Time::zero()) {
-      Step last;
-      last.per_dimension.assign(t.size(), 0.0);
-      last.runs = {{1, base}};
-      steps.push_back(std::move(last));
+    for (const FlowStep& step : frame) {
+      steps.push_back(evaluate(load, step, Time::zero()));
+      std::fill(load.begin(), load.end(), 0.0);
     }
     return steps;
   }
