@@ -103,8 +103,9 @@ int run_collective(const CollectiveArgs& a) {
   if (!a.json) {
     text << fmt::format("# {} on {} ranks of {} (the first {} GPUs)\n", to_string(kind), a.ranks,
                         cluster.name, a.ranks);
-    text << fmt::format("# {:>14} {:>12} {:>12} {:>12}  {}\n", "size (B)", "time (us)",
-                        "algbw (GB/s)", "busbw (GB/s)", "algorithm");
+    text << fmt::format("# {:>14} {:>12} {:>12} {:>12}  {:<17} {:<8} {}\n", "size (B)",
+                        "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm", "protocol",
+                        "channels");
   }
   bool warned = false, warned_stand_in = false;
   for (const Bytes size : sizes) {
@@ -112,7 +113,8 @@ int run_collective(const CollectiveArgs& a) {
     const CollectiveCost analytical = model.cost(kind, size, algorithm);
     if (flow) {
       const CollectiveFlowRun run = run_collective_flows(model, kind, size, algorithm);
-      cost = {run.time, run.algorithm};
+      const auto priced = model.price(run.algorithm, kind, size);
+      cost = {run.time, run.algorithm, run.protocol, priced ? priced->channels : 1};
     } else {
       cost = analytical;
     }
@@ -139,10 +141,13 @@ int run_collective(const CollectiveArgs& a) {
                       {"time_s", seconds},
                       {"algbw_GBps", algbw},
                       {"busbw_GBps", busbw},
-                      {"algorithm", std::string(to_string(cost.algorithm))}});
+                      {"algorithm", std::string(to_string(cost.algorithm))},
+                      {"protocol", std::string(to_string(cost.protocol))},
+                      {"channels", cost.channels}});
     } else {
-      text << fmt::format("  {:>14} {:>12.2f} {:>12.2f} {:>12.2f}  {}\n", size,
-                          cost.time.microseconds(), algbw, busbw, to_string(cost.algorithm));
+      text << fmt::format("  {:>14} {:>12.2f} {:>12.2f} {:>12.2f}  {:<17} {:<8} {}\n", size,
+                          cost.time.microseconds(), algbw, busbw, to_string(cost.algorithm),
+                          to_string(cost.protocol), cost.channels);
     }
   }
   if (a.json) {
@@ -196,7 +201,8 @@ std::function<int()> add_collective_command(CLI::App& app) {
       ->check(CLI::IsMember({"analytical", "flow"}))
       ->capture_default_str();
   cmd->add_flag("--json", args->json,
-                "Print JSON: time_s, algbw_GBps, busbw_GBps, algorithm per size");
+                "Print JSON: time_s, algbw_GBps, busbw_GBps, algorithm, protocol, channels "
+                "per size");
   return [args]() { return run_collective(*args); };
 }
 

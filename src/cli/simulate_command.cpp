@@ -93,7 +93,11 @@ Cluster cluster_for(const SimulateArgs& a) {
   if (a.gpus_per_server) dims[0].size = *a.gpus_per_server;
   if (a.nics_per_server) scale_out("--nics-per-server").rails = *a.nics_per_server;
   try {
+    const auto memory = c.network.gpu_memory();
+    const bool ideal = c.network.ideal_links();
     c.network = Topology(std::move(dims));
+    c.network.set_gpu_memory(memory);
+    c.network.set_ideal_links(ideal);
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("cluster overrides: ") + e.what());
   }

@@ -11,6 +11,7 @@
 #include "core/diagnostics.h"
 #include "core/quantity.h"
 #include "core/yaml_fields.h"
+#include "hardware/device_file.h"
 
 namespace orrery {
 
@@ -47,7 +48,8 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
   r.only_keys(
       node,
       {"name", "kind", "size", "shape", "bandwidth", "latency", "base_latency", "efficiency",
-       "nvls", "nvls_efficiency", "rails", "servers_per_leaf", "oversubscription"},
+       "nvls", "nvls_efficiency", "channels", "nvls_channels", "rails", "servers_per_leaf",
+       "oversubscription"},
       where);
   const std::string kind = r.scalar(r.required(node, "kind", where));
   Dimension dim;
@@ -67,12 +69,14 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
              "expected a latency between 0 and 1 s, found '" + r.scalar(node[key]) + "'");
   }
   if (node["efficiency"]) dim.efficiency = r.number(node["efficiency"], 0, true, 1);
+  if (node["channels"]) dim.channels = r.integer(node["channels"], 1);
   const auto only = [&](const char* key, const char* kinds) {
     if (node[key]) r.fail(node[key], std::string("'") + key + "' applies only to " + kinds);
   };
   if (kind != "switch") {
     only("nvls", "switch dimensions");
     only("nvls_efficiency", "switch dimensions");
+    only("nvls_channels", "switch dimensions");
   }
   if (kind != "fat-tree") {
     only("rails", "fat-tree dimensions");
@@ -113,6 +117,7 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
   if (node["nvls"] && !dim.nvls && r.scalar(node["nvls"]) != "false")
     r.fail(node["nvls"], "expected true or false");
   if (node["nvls_efficiency"]) dim.nvls_efficiency = r.number(node["nvls_efficiency"], 0, true, 1);
+  if (node["nvls_channels"]) dim.nvls_channels = r.integer(node["nvls_channels"], 1);
   if (node["rails"]) dim.rails = r.integer(node["rails"], 1);
   if (node["servers_per_leaf"]) dim.servers_per_leaf = r.integer(node["servers_per_leaf"], 0);
   if (node["oversubscription"])
@@ -128,7 +133,8 @@ Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
   const YAML::Node root = r.load(text);
   if (!root || !root.IsMap())
     throw InputError({source, 1}, "expected a YAML mapping describing a cluster");
-  r.only_keys(root, {"name", "description", "gpu", "network", "placement"}, "the cluster");
+  r.only_keys(root, {"name", "description", "gpu", "network", "placement", "protocols"},
+              "the cluster");
   Cluster c;
   c.source = source;
   c.name = r.scalar(r.required(root, "name", "the cluster"));
@@ -147,6 +153,15 @@ Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
   } catch (const std::invalid_argument& e) {
     r.fail(network, std::string("expected a consistent network: ") + e.what());
   }
+  if (const YAML::Node p = root["protocols"]) {
+    const std::string protocols = r.scalar(p);
+    if (protocols != "nccl" && protocols != "ideal")
+      r.fail(p, "expected protocols: nccl or ideal, found '" + protocols + "'");
+    c.network.set_ideal_links(protocols == "ideal");
+  }
+  // A GPU with a device preset lends the network its memory bandwidth (own-shard copies).
+  if (const std::string_view device = device_preset_text(c.gpu); !c.gpu.empty() && !device.empty())
+    c.network.set_gpu_memory(parse_device_yaml(device, "preset " + c.gpu).memory_bandwidth);
 
   if (const YAML::Node p = root["placement"]) {
     if (!p.IsSequence()) r.fail(p, "expected placement as a list such as [tp, ep, dp, pp]");

@@ -99,10 +99,8 @@ Time ring_pass_latency(const Topology& t, const GroupShape& g) {
 }
 
 Time peer_latency(const Topology& t, const GroupShape& g) {
-  Time total;
-  for (size_t d = 0; d < g.span.size(); ++d)
-    total += t[d].latency * (g.fewest_at(d + 1) - g.fewest_at(d));
-  return total;
+  const int d = g.outermost();
+  return d < 0 ? Time::zero() : t[static_cast<size_t>(d)].latency;
 }
 
 Time tree_latency(const Topology& t, const GroupShape& g) {
@@ -151,7 +149,7 @@ bool can_run(const Topology& t, Algorithm a, CollectiveKind kind, const GroupSha
 
 Time nvls_latency(const Topology& t, const GroupShape& g) {
   const int d = g.outermost();
-  return d < 0 ? Time::zero() : t[static_cast<size_t>(d)].latency * (2 * (g.ranks - 1));
+  return d < 0 ? Time::zero() : t[static_cast<size_t>(d)].latency.scaled(kNvlsHops);
 }
 
 std::string unavailable_reason(const Topology& t, Algorithm a, CollectiveKind kind,

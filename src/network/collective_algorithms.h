@@ -35,6 +35,7 @@
 #include "core/bandwidth.h"
 #include "core/collective_kind.h"
 #include "core/time.h"
+#include "network/protocol.h"
 #include "network/rank_placement.h"
 #include "network/topology.h"
 
@@ -53,6 +54,8 @@ std::vector<Algorithm> all_algorithms();  // every concrete algorithm, in a fixe
 struct CollectiveCost {
   Time time;
   Algorithm algorithm = Algorithm::Ring;
+  Protocol protocol = Protocol::Simple;
+  int64_t channels = 1;  // thread blocks (SMs) per GPU the collective occupies while it runs
 };
 
 // Whether `algorithm` (not Auto) can run `kind` on a group of this shape.
@@ -83,11 +86,13 @@ constexpr Bytes kPipelineChunk = kMiB;
 std::vector<int64_t> ring_hops(const GroupShape& shape);
 // ... and their latencies, a_d per hop (a ring step's latency is its hop's dimension's);
 Time ring_pass_latency(const Topology& topology, const GroupShape& shape);
-// all-to-all: a rank exchanges with each peer in turn, each exchange paying the latency of the
-// outermost dimension separating the two (for the rank in the least populated blocks);
+// all-to-all: a rank posts its exchanges with every peer at once (NCCL groups them), so one
+// exchange pays the latency of the outermost dimension the group spans;
 Time peer_latency(const Topology& topology, const GroupShape& shape);
-// NVLS: two passes through the switch, each synchronising every GPU with every other
-// (2 (n - 1) steps of the switch's latency; NVLS latency grows with the GPU count, nccl #1259).
+// NVLS: NCCL charges an NVLS call 25 us in all against a ring's 8.4 us base and 3.4 us per Simple
+// hop on NVLink; besides the base latency every call pays, NVLS adds kNvlsHops of the switch's
+// latency, whatever the GPU count.
+constexpr double kNvlsHops = (25.0 - 8.4) / 3.4;
 Time nvls_latency(const Topology& topology, const GroupShape& shape);
 // tree: 2 (ceil(log2 k) a_out + the (g - 1) hops of its chains inside, at their latencies);
 Time tree_latency(const Topology& topology, const GroupShape& shape);

@@ -377,6 +377,7 @@ void append_base_latency(const Topology& t, std::span<const int64_t> members,
   if (base == Time::zero()) return;
   FlowStep last;
   last.runs = {{1, base}};
+  last.base = true;
   steps.push_back(std::move(last));
 }
 

@@ -67,6 +67,8 @@ struct FlowStep {
   std::vector<Transfer> transfers;
   std::vector<StepRun> runs = {StepRun{}};
   StepScale scale;  // patterns only: what a unit is (collective_steps() gives bytes)
+  bool base = false;  // the call's base latency (no transfers), scaled as protocols scale it
+  double latency_scale = 1;  // the protocol's factor on every run's latency (flow_plan())
 
   int64_t repeats() const;  // the runs' counts together
 };

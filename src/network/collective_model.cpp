@@ -42,6 +42,7 @@ CollectiveModel::Step CollectiveModel::evaluate(const std::vector<double>& load,
     s.seconds_per_unit = std::max(s.seconds_per_unit, s.per_dimension.back());
   }
   s.scale = step.scale;
+  s.base = step.base;
   for (const StepRun& r : step.runs)
     s.runs.emplace_back(r.count, r.latency.value_or(route_latency));
   return s;
@@ -91,12 +92,11 @@ const std::vector<CollectiveModel::Step>& CollectiveModel::profile(Algorithm a,
   return it->second;
 }
 
-std::optional<Time> CollectiveModel::time(Algorithm a, CollectiveKind kind, Bytes bytes) const {
-  if (shape_.ranks <= 1) return Time::zero();
+Time CollectiveModel::time_with(Algorithm a, CollectiveKind kind, double s, Protocol p) const {
   const Topology& t = topology();
-  if (a == Algorithm::Auto || !can_run(t, a, kind, shape_)) return std::nullopt;
-  const auto s = static_cast<double>(bytes);
-  Time total;
+  const ProtocolTerms& terms_p = terms(p);
+  const double rate = t.ideal_links() ? 1.0 : transfer_scale(p, s);
+  Time total = t.ideal_links() ? Time::zero() : own_shard_time(kind, s, shape_.ranks, t.gpu_memory());
   if (a == Algorithm::Tree) {
     // The ring's steps at kTreeEfficiency, the outermost dimension's term halved on two of its
     // positions (a tree sends each byte across the network once where a ring sends it twice).
@@ -107,26 +107,57 @@ std::optional<Time> CollectiveModel::time(Algorithm a, CollectiveKind kind, Byte
         const bool halved = static_cast<int>(d) == out && shape_.span[d] == 2;
         worst = std::max(worst, step.per_dimension[d] * (halved ? 0.5 : 1.0));
       }
-      const Time transfer = Time::from_seconds(worst * step.scale.bytes(s) / kTreeEfficiency);
+      const Time transfer =
+          Time::from_seconds(worst * step.scale.bytes(s) * rate / kTreeEfficiency);
       for (const auto& [count, latency] : step.runs)
         total += transfer * count;
     }
-    return total + tree_latency(t, shape_) + collective_base_latency(t, shape_);
+    return total + tree_latency(t, shape_).scaled(terms_p.hop_scale) +
+           collective_base_latency(t, shape_).scaled(terms_p.base_scale);
   }
   for (const Step& step : profile(pattern_of(a, kind), kind)) {
-    const Time transfer = Time::from_seconds(step.seconds_per_unit * step.scale.bytes(s));
+    const Time transfer = Time::from_seconds(step.seconds_per_unit * step.scale.bytes(s) * rate);
+    const double latency_scale = step.base ? terms_p.base_scale : terms_p.hop_scale;
     for (const auto& [count, latency] : step.runs)
-      total += (transfer + latency) * count;
+      total += (transfer + latency.scaled(latency_scale)) * count;
   }
   return total;
 }
 
+int64_t CollectiveModel::max_channels(Algorithm a) const {
+  for (size_t d = 0; d < shape_.span.size(); ++d)
+    if (shape_.span[d] > 1)
+      return a == Algorithm::Nvls ? topology()[d].nvls_channels : topology()[d].channels;
+  return 1;
+}
+
+std::optional<CollectiveCost> CollectiveModel::price(Algorithm a, CollectiveKind kind,
+                                                     Bytes bytes) const {
+  if (shape_.ranks <= 1) return CollectiveCost{Time::zero(), a, Protocol::Simple, 0};
+  if (a == Algorithm::Auto || !can_run(topology(), a, kind, shape_)) return std::nullopt;
+  const auto s = static_cast<double>(bytes);
+  std::optional<CollectiveCost> best;
+  for (const Protocol p : all_protocols()) {
+    // NVLS runs Simple only; ideal links have one protocol.
+    if ((a == Algorithm::Nvls || topology().ideal_links()) && p != Protocol::Simple) continue;
+    const Time t = time_with(a, kind, s, p);
+    if (!best || t < best->time) best = CollectiveCost{t, a, p, 0};
+  }
+  best->channels = channels_used(best->protocol, s, max_channels(a));
+  return best;
+}
+
+std::optional<Time> CollectiveModel::time(Algorithm a, CollectiveKind kind, Bytes bytes) const {
+  const auto c = price(a, kind, bytes);
+  return c ? std::optional<Time>(c->time) : std::nullopt;
+}
+
 CollectiveCost CollectiveModel::cost(CollectiveKind kind, Bytes bytes, Algorithm a) const {
   if (a != Algorithm::Auto)
-    if (const auto t = time(a, kind, bytes)) return {*t, a};
+    if (const auto c = price(a, kind, bytes)) return *c;
   CollectiveCost best{Time::max(), Algorithm::Ring};
   for (const Algorithm c : auto_candidates(topology(), kind))
-    if (const auto t = time(c, kind, bytes); t && *t < best.time) best = {*t, c};
+    if (const auto p = price(c, kind, bytes); p && p->time < best.time) best = *p;
   return best;
 }
 
@@ -147,15 +178,42 @@ Algorithm CollectiveModel::flow_algorithm(CollectiveKind kind, Bytes bytes,
   return choice;
 }
 
+CollectiveFlowPlan flow_plan(const CollectiveModel& model, CollectiveKind kind, Bytes bytes,
+                             Algorithm forced, std::span<const int64_t> members) {
+  CollectiveFlowPlan plan;
+  plan.algorithm = model.flow_algorithm(kind, bytes, forced);
+  const auto priced = model.price(plan.algorithm, kind, bytes);
+  plan.protocol = priced ? priced->protocol : Protocol::Simple;
+  const ProtocolTerms& protocol = terms(plan.protocol);
+  const auto s = static_cast<double>(bytes);
+  const Topology& t = model.topology();
+  const double rate = t.ideal_links() ? 1.0 : transfer_scale(plan.protocol, s);
+  plan.steps = collective_steps(t, plan.algorithm, kind, bytes, members);
+  check_flow_count(plan.steps);
+  for (FlowStep& step : plan.steps) {
+    for (Transfer& x : step.transfers)
+      x.bytes *= rate;  // the protocol's rate, as a larger load on the same links
+    step.latency_scale = step.base ? protocol.base_scale : protocol.hop_scale;
+  }
+  const Time own = t.ideal_links() ? Time::zero()
+                                   : own_shard_time(kind, s, static_cast<int64_t>(members.size()),
+                                                    t.gpu_memory());
+  if (own > Time::zero()) {
+    FlowStep copy;
+    copy.runs = {{1, own}};
+    plan.steps.push_back(std::move(copy));
+  }
+  return plan;
+}
+
 CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveKind kind,
                                        Bytes bytes, Algorithm forced) {
   CollectiveFlowRun run;
-  run.algorithm = model.flow_algorithm(kind, bytes, forced);
+  const CollectiveFlowPlan plan = flow_plan(model, kind, bytes, forced, model.members());
+  run.algorithm = plan.algorithm;
+  run.protocol = plan.protocol;
   const Topology& t = model.topology();
   const LinkGraph& links = model.links();
-  const std::vector<FlowStep> steps =
-      collective_steps(t, run.algorithm, kind, bytes, model.members());
-  check_flow_count(steps);
   std::vector<double> capacity(links.link_count());
   for (LinkId l = 0; l < links.link_count(); ++l)
     capacity[l] = links.capacity(l);
@@ -164,14 +222,14 @@ CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveK
   Time now;
   uint64_t hash = 0;
   std::vector<std::vector<LinkId>> paths;
-  for (const FlowStep& step : steps) {
+  for (const FlowStep& step : plan.steps) {
     Time route_latency;
     paths.assign(step.transfers.size(), {});
     for (size_t i = 0; i < step.transfers.size(); ++i)
       route_latency =
           std::max(route_latency, transfer_route(t, links, step.transfers[i], hash++, paths[i]));
     for (const StepRun& r : step.runs) {
-      const Time latency = r.latency.value_or(route_latency);
+      const Time latency = r.latency.value_or(route_latency).scaled(step.latency_scale);
       for (int64_t k = 0; k < r.count; ++k) {
         for (size_t i = 0; i < step.transfers.size(); ++i)
           network.start(paths[i], step.transfers[i].bytes, now);

@@ -10,6 +10,9 @@
 // tensor-parallel groups): their transfers add up on the links they share. On a network where
 // nothing else contends, the flow mode takes these times (to a picosecond per step), except where
 // ECMP hashes flows of one step onto the same spine (docs/network.md).
+//
+// Every time is priced with each protocol the algorithm can run (network/protocol.h: NVLS runs
+// Simple only) and the fastest is taken, as NCCL's tuner takes the fastest (algorithm, protocol).
 #pragma once
 
 #include <map>
@@ -41,6 +44,8 @@ class CollectiveModel {
 
   // Time of `algorithm` (not Auto), or nullopt where it cannot run this collective on the group.
   std::optional<Time> time(Algorithm algorithm, CollectiveKind kind, Bytes bytes) const;
+  // The same with the protocol that gives it and the channels that protocol runs on.
+  std::optional<CollectiveCost> price(Algorithm algorithm, CollectiveKind kind, Bytes bytes) const;
   // With `algorithm`, or the fastest of auto_candidates() for Auto. A forced algorithm that cannot
   // run falls back to the fastest one (the returned algorithm says which).
   CollectiveCost cost(CollectiveKind kind, Bytes bytes,
@@ -55,7 +60,10 @@ class CollectiveModel {
     std::vector<double> per_dimension;  // the same among each dimension's links
     StepScale scale;
     std::vector<std::pair<int64_t, Time>> runs;  // (count, latency)
+    bool base = false;                            // the call's base latency
   };
+  Time time_with(Algorithm algorithm, CollectiveKind kind, double bytes, Protocol protocol) const;
+  int64_t max_channels(Algorithm algorithm) const;
   const std::vector<Step>& profile(Algorithm algorithm, CollectiveKind kind) const;
   std::vector<Step> build(Algorithm algorithm, CollectiveKind kind) const;
   Step evaluate(const std::vector<double>& load, const FlowStep& step, Time route_latency) const;
@@ -66,14 +74,28 @@ class CollectiveModel {
   mutable std::map<std::pair<Algorithm, CollectiveKind>, std::vector<Step>> profiles_;
 };
 
+// What the flow mode runs for one collective among `members` (GPU ids; the model's group or one
+// placed alike): flow_algorithm()'s choice, the protocol the closed form picks for it, and its
+// steps with that protocol applied (every transfer's bytes times its rate factor, each step's
+// latency_scale set), then the own-shard copy as a last step of no transfers.
+struct CollectiveFlowPlan {
+  Algorithm algorithm = Algorithm::Ring;
+  Protocol protocol = Protocol::Simple;
+  std::vector<FlowStep> steps;
+};
+CollectiveFlowPlan flow_plan(const CollectiveModel& model, CollectiveKind kind, Bytes bytes,
+                             Algorithm forced, std::span<const int64_t> members);
+
 struct CollectiveFlowRun {
   Time time;
   Algorithm algorithm = Algorithm::Ring;
+  Protocol protocol = Protocol::Simple;
   uint64_t flows = 0;
 };
 
 // The model's first group running one collective alone on the network, every rank explicit, its
-// steps as flows sharing links max-min fairly.
+// steps as flows sharing links max-min fairly, with the protocol the closed form picks for the
+// algorithm (its rate factor on every transfer's bytes, its scales on the latencies).
 CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveKind kind,
                                        Bytes bytes, Algorithm forced);
 

@@ -44,6 +44,8 @@ Topology::Topology(std::vector<Dimension> dimensions) : dims_(std::move(dimensio
     if (!(dim.efficiency > 0 && dim.efficiency <= 1) ||
         !(dim.nvls_efficiency > 0 && dim.nvls_efficiency <= 1))
       throw std::invalid_argument(at + "efficiencies must be in (0, 1]");
+    if (dim.channels < 1 || dim.channels > 64 || dim.nvls_channels < 1 || dim.nvls_channels > 64)
+      throw std::invalid_argument(at + "channels must be between 1 and 64 (NCCL's maximum)");
     if (dim.nvls && dim.kind != DimensionKind::Switch)
       throw std::invalid_argument(at + "nvls needs a switch dimension");
     if (dim.kind == DimensionKind::FatTree &&

@@ -37,6 +37,11 @@ struct Dimension {
   // synchronisation; NCCL's base latency): a collective pays the largest of those it spans.
   Time base_latency;
   double efficiency = 1.0;  // achievable fraction of link_bandwidth
+  // Channels (NCCL's parallel rings, one thread block each) a collective across this dimension
+  // may use, and an NVLS collective on it (NCCL: 24 ring channels and 16 NVLS channels on 8-GPU
+  // A100 and H100 NVSwitch servers).
+  int64_t channels = 24;
+  int64_t nvls_channels = 16;
 
   // Switch: in-switch reduction (NVLink SHARP) for all-reduce, and the fraction of the port
   // bandwidth its algorithm bandwidth reaches.
@@ -92,6 +97,17 @@ class Topology {
   // pods are one dimension).
   std::optional<size_t> fat_tree() const;
 
+  // The bandwidth of a GPU's own memory, where known (the cluster's device preset): collectives
+  // copy every rank's own shard through it (network/protocol.h).
+  std::optional<Bandwidth> gpu_memory() const { return gpu_memory_; }
+  void set_gpu_memory(std::optional<Bandwidth> bandwidth) { gpu_memory_ = bandwidth; }
+
+  // Ideal links: collectives run one protocol with NCCL's Simple latencies, at the links'
+  // effective rate from the first byte and without own-shard copies (the alpha-beta model of
+  // simpler simulators); otherwise as NCCL's protocols run them (network/protocol.h).
+  bool ideal_links() const { return ideal_links_; }
+  void set_ideal_links(bool ideal) { ideal_links_ = ideal; }
+
   // Limits on what a network may hold (a larger one is rejected as a likely mistake).
   static constexpr int64_t kMaxCapacity = int64_t{1} << 40;
   static constexpr double kMinBandwidth = 1e6;   // 1 MB/s
@@ -99,6 +115,8 @@ class Topology {
 
  private:
   std::vector<Dimension> dims_;
+  std::optional<Bandwidth> gpu_memory_;
+  bool ideal_links_ = false;
 };
 
 }  // namespace orrery

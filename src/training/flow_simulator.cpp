@@ -316,25 +316,21 @@ class Simulation {
                                      task.comm.bytes, task.algorithm);
     const auto it = routed_.find(key);
     if (it != routed_.end()) return it->second;
-    Algorithm algorithm = task.algorithm;
-    if (!decomposes(algorithm)) {
-      if (!j.own_links)
-        j.own_links = std::make_unique<LinkGraph>(topology_, j.plan.parallelism.world_size);
-      auto& model = j.models[group];
-      if (!model)
-        model = std::make_unique<CollectiveModel>(*j.own_links,
-                                                  j.placement->groups(j.group_axes[group]));
-      algorithm = model->flow_algorithm(task.comm.kind, task.comm.bytes, task.algorithm);
-      if (warned_.insert({job_id, task.algorithm}).second)
-        j.diagnostics->warn({}, std::string(to_string(task.algorithm)) +
-                                    " has no flow decomposition; flow mode runs the fastest "
-                                    "algorithm that has one in its place (here " +
-                                    std::string(to_string(algorithm)) + ")");
-    }
+    if (!j.own_links)
+      j.own_links = std::make_unique<LinkGraph>(topology_, j.plan.parallelism.world_size);
+    auto& model = j.models[group];
+    if (!model)
+      model =
+          std::make_unique<CollectiveModel>(*j.own_links, j.placement->groups(j.group_axes[group]));
+    const CollectiveFlowPlan plan =
+        flow_plan(*model, task.comm.kind, task.comm.bytes, task.algorithm, gpus);
+    if (!decomposes(task.algorithm) && warned_.insert({job_id, task.algorithm}).second)
+      j.diagnostics->warn({}, std::string(to_string(task.algorithm)) +
+                                  " has no flow decomposition; flow mode runs the fastest "
+                                  "algorithm that has one in its place (here " +
+                                  std::string(to_string(plan.algorithm)) + ")");
     std::vector<RoutedStep> steps;
-    const std::vector<FlowStep> flow_steps =
-        collective_steps(topology_, algorithm, task.comm.kind, task.comm.bytes, gpus);
-    check_flow_count(flow_steps);
+    const std::vector<FlowStep>& flow_steps = plan.steps;
     for (const FlowStep& fs : flow_steps) {
       RoutedStep s;
       Time route_latency;
@@ -350,7 +346,7 @@ class Simulation {
         if (r.count < 1) continue;
         RoutedStep run = s;
         run.repeat = r.count;
-        run.latency = r.latency.value_or(route_latency);
+        run.latency = r.latency.value_or(route_latency).scaled(fs.latency_scale);
         steps.push_back(std::move(run));
       }
     }

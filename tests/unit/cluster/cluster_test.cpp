@@ -78,7 +78,7 @@ TEST(Cluster, PresetsMatchTheirDatasheets) {
 TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
   EXPECT_EQ(error_of(std::string(kMinimal) + "colour: blue\n"),
             "c.yaml:10: unknown key 'colour' in the cluster; expected one of: description, gpu, "
-            "name, network, placement");
+            "name, network, placement, protocols");
   std::string bad_bandwidth = kMinimal;
   bad_bandwidth.replace(bad_bandwidth.find("100 GB/s"), 8, "fast");
   EXPECT_EQ(error_of(bad_bandwidth),

@@ -21,6 +21,13 @@ inline Dimension dimension(const char* name, DimensionKind kind, int64_t size,
   return d;
 }
 
+// The same network with ideal links (no protocol effects), so that times follow the step
+// decomposition alone.
+inline Topology ideal(Topology t) {
+  t.set_ideal_links(true);
+  return t;
+}
+
 // Servers of 8 GPUs on a switch (100 GB/s port, 1 us per step), joined by a fat-tree of 8 rails
 // of 25 GB/s NICs (25 GB/s per GPU, 5 us per step), 4 servers per leaf, 2:1 oversubscribed.
 inline Topology two_tier(bool nvls = false) {
@@ -41,7 +48,9 @@ inline Topology two_tier(bool nvls = false) {
   fabric.latency = Time::from_us(5);
   fabric.servers_per_leaf = 4;
   fabric.oversubscription = 2;
-  return Topology({nvlink, fabric});
+  Topology t({nvlink, fabric});
+  t.set_ideal_links(true);
+  return t;
 }
 
 // A 4 x 4 x 4 torus: 50 GB/s links, 1 us per hop.
@@ -56,7 +65,9 @@ inline Topology torus() {
     d.latency = Time::from_us(1);
     dims.push_back(d);
   }
-  return Topology(dims);
+  Topology t(dims);
+  t.set_ideal_links(true);
+  return t;
 }
 
 inline GroupShape shape(int64_t ranks, std::vector<int64_t> span, bool crosses_leaves = false) {

@@ -132,6 +132,7 @@ TEST(FlowSimulator, DataParallelRingsOfOneJobShareTheirNics) {
   std::vector<Dimension> dims = c.network.dimensions();
   dims[1].rails = 4;
   c.network = Topology(dims);
+  c.network.set_ideal_links(true);
   Layer l = layer("l", ms(1), ms(1), ms(1));
   l.weight_grad.comm = comm(CollectiveKind::AllReduce, CommGroup::Data, 300'000'000);
   const Workload w = uniform_workload(1, 1, 1, l, 1, 4, 16);

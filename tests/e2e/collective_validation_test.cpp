@@ -1,0 +1,150 @@
+// Validation of the collective model against published nccl-tests measurements: every point of
+// tests/data/nccl_tests_single_node.csv (a copy of shared/reference/calibration/
+// hardware-measurements.md, Tables 1a-1, 1a-2, 1b-1 and 1b-2) is predicted with the presets and
+// no knobs, and the mean absolute percentage error (MAPE) of each GPU, collective and size range
+// is held to what docs/network.md ("Validation") reports. The protocol model's shared constants
+// and the presets' link constants were fitted on the A100 points and the H100 all-reduce; the
+// H100 all-gather, reduce-scatter and all-to-all rows are checks, never fitted.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cli_run.h"
+
+namespace orrery::e2e {
+namespace {
+
+struct Point {
+  std::string table, gpu, op;
+  int ranks = 0;
+  double bytes = 0, published_us = 0;
+};
+
+std::vector<Point> measurements() {
+  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/tests/data/nccl_tests_single_node.csv");
+  std::vector<Point> points;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.starts_with("table,")) continue;
+    std::istringstream row(line);
+    Point p;
+    std::string ranks, bytes, time;
+    std::getline(row, p.table, ',');
+    std::getline(row, p.gpu, ',');
+    std::getline(row, p.op, ',');
+    std::getline(row, ranks, ',');
+    std::getline(row, bytes, ',');
+    std::getline(row, time, ',');
+    p.ranks = std::stoi(ranks);
+    p.bytes = std::stod(bytes);
+    p.published_us = std::stod(time);
+    points.push_back(p);
+  }
+  return points;
+}
+
+std::string size_range(double bytes) {
+  if (bytes < 1 << 20) return "<1MiB";
+  return bytes <= 64 << 20 ? "1-64MiB" : ">64MiB";
+}
+
+// Predicted time (us) per (cluster, op, ranks, bytes), from one sweep per series.
+std::map<std::tuple<std::string, std::string, int, double>, double> predictions(
+    const std::vector<Point>& points) {
+  std::map<std::tuple<std::string, std::string, int, double>, double> out;
+  std::map<std::tuple<std::string, std::string, int>, bool> swept;
+  for (const Point& p : points) {
+    const std::string cluster = p.gpu == "A100" ? "dgx-a100" : "hgx-h100";
+    if (swept[{cluster, p.op, p.ranks}]) continue;
+    swept[{cluster, p.op, p.ranks}] = true;
+    const CliRun r = orrery("collective --json -b 8 -e 16GiB -f 2 --op " + p.op + " --ranks " +
+                            std::to_string(p.ranks) + " --cluster " + cluster);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const nlohmann::json sweep = nlohmann::json::parse(r.out);
+    for (const auto& row : sweep["results"])
+      out[{p.gpu, p.op, p.ranks, row["size_bytes"].get<double>()}] =
+          row["time_s"].get<double>() * 1e6;
+  }
+  return out;
+}
+
+struct Range {
+  double abs_sum = 0, sum = 0;
+  int n = 0, over = 0, under = 0;
+  double mape() const { return 100 * abs_sum / n; }
+  double bias() const { return 100 * sum / n; }
+};
+
+TEST(CollectiveValidation, NcclTestsSingleServerMape) {
+  const std::vector<Point> points = measurements();
+  ASSERT_EQ(points.size(), 256u);
+  const auto predicted = predictions(points);
+  std::map<std::tuple<std::string, std::string, std::string>, Range> ranges;
+  for (const Point& p : points) {
+    if (p.bytes < 4096) continue;  // launch-bound sizes below 4 KiB are not modelled apart
+    const auto found = predicted.find({p.gpu, p.op, p.ranks, p.bytes});
+    ASSERT_NE(found, predicted.end()) << p.table << " " << p.op << " " << p.ranks << " " << p.bytes;
+    const double model = found->second;
+    const double error = model / p.published_us - 1;
+    Range& r = ranges[{p.gpu, p.op, size_range(p.bytes)}];
+    r.abs_sum += std::fabs(error);
+    r.sum += error;
+    ++r.n;
+    (error > 0 ? r.over : r.under) += 1;
+  }
+  // MAPE ceilings (%) per GPU, collective and range: what the model reaches (docs/network.md,
+  // "Validation", re-run by this test) plus about one point of slack. Rows marked check were
+  // not fitted.
+  const std::map<std::tuple<std::string, std::string, std::string>, double> ceiling = {
+      {{"A100", "all_reduce", "<1MiB"}, 32},        {{"A100", "all_reduce", "1-64MiB"}, 18},
+      {{"A100", "all_reduce", ">64MiB"}, 6.5},        {{"A100", "all_gather", "<1MiB"}, 20.5},
+      {{"A100", "all_gather", "1-64MiB"}, 10},      {{"A100", "all_gather", ">64MiB"}, 4.5},
+      {{"A100", "reduce_scatter", "<1MiB"}, 24},    {{"A100", "reduce_scatter", "1-64MiB"}, 9.5},
+      {{"A100", "reduce_scatter", ">64MiB"}, 6},    {{"A100", "alltoall", "<1MiB"}, 10},
+      {{"A100", "alltoall", "1-64MiB"}, 10.5},        {{"A100", "alltoall", ">64MiB"}, 3.5},
+      {{"H100", "all_reduce", "<1MiB"}, 12},        {{"H100", "all_reduce", "1-64MiB"}, 7},
+      {{"H100", "all_reduce", ">64MiB"}, 2.5},
+      {{"H100", "all_gather", "<1MiB"}, 16},  // check
+      {{"H100", "all_gather", "1-64MiB"}, 8.5},       // check
+      {{"H100", "all_gather", ">64MiB"}, 7},        // check
+      {{"H100", "reduce_scatter", "<1MiB"}, 16},    // check
+      {{"H100", "reduce_scatter", "1-64MiB"}, 10},  // check
+      {{"H100", "reduce_scatter", ">64MiB"}, 8.5},    // check
+      {{"H100", "alltoall", "<1MiB"}, 16},          // check
+      {{"H100", "alltoall", "1-64MiB"}, 14},        // check
+      {{"H100", "alltoall", ">64MiB"}, 10},         // check
+  };
+  for (const auto& [key, r] : ranges) {
+    const auto& [gpu, op, range] = key;
+    std::printf("| %s | %s | %s | %d | %.1f %% | %+.1f %% | %d / %d |\n", gpu.c_str(), op.c_str(),
+                range.c_str(), r.n, r.mape(), r.bias(), r.over, r.under);
+    ASSERT_TRUE(ceiling.contains(key)) << gpu << " " << op << " " << range;
+    EXPECT_LE(r.mape(), ceiling.at(key)) << gpu << " " << op << " " << range;
+  }
+}
+
+// Table 1b-3 (nccl issue #1455, 8x H100, 2-4 GiB, checks): ring 365-370 GB/s bus bandwidth for
+// 2 to 8 GPUs; NVLS 420, 440, 460, 480 GB/s on 5, 6, 7, 8 GPUs and no better than ring below.
+TEST(CollectiveValidation, H100RingAndNvlsByGpuCount) {
+  const auto busbw = [](int gpus, const char* algo) {
+    const CliRun r = orrery("collective --json --op allreduce --size 4GiB --cluster hgx-h100 "
+                            "--ranks " +
+                            std::to_string(gpus) + " --algo " + algo);
+    return nlohmann::json::parse(r.out)["results"][0]["busbw_GBps"].get<double>();
+  };
+  for (const int gpus : {2, 4, 8})
+    EXPECT_NEAR(busbw(gpus, "ring"), 367.5, 367.5 * 0.11) << gpus;
+  const std::pair<int, double> nvls[] = {{5, 420}, {6, 440}, {7, 460}, {8, 480}};
+  for (const auto& [gpus, published] : nvls)
+    EXPECT_NEAR(busbw(gpus, "auto"), published, published * 0.08) << gpus;
+}
+
+}  // namespace
+}  // namespace orrery::e2e
