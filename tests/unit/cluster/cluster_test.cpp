@@ -77,8 +77,8 @@ TEST(Cluster, PresetsMatchTheirDatasheets) {
 
 TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
   EXPECT_EQ(error_of(std::string(kMinimal) + "colour: blue\n"),
-            "c.yaml:10: unknown key 'colour' in the cluster; expected one of: description, gpu, "
-            "name, network, placement");
+            "c.yaml:10: unknown key 'colour' in the cluster; expected one of: aliases, "
+            "description, gpu, name, network, placement, price_per_gpu_hour, price_source");
   std::string bad_bandwidth = kMinimal;
   bad_bandwidth.replace(bad_bandwidth.find("100 GB/s"), 8, "fast");
   EXPECT_EQ(error_of(bad_bandwidth),
@@ -96,6 +96,43 @@ TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
             "dimension may leave its size open (0)");
   EXPECT_EQ(error_of(std::string(kMinimal) + "placement: [tp, tp, dp, pp]\n"),
             "c.yaml:10: expected placement to name tp, ep, dp and pp once each, innermost first");
+}
+
+TEST(Cluster, AliasesAndPriceAreOptional) {
+  const Cluster plain = parse_cluster_yaml(kMinimal, "c.yaml");
+  EXPECT_TRUE(plain.aliases.empty());
+  EXPECT_FALSE(plain.price_per_gpu_hour.has_value());
+  EXPECT_TRUE(plain.price_source.empty());
+  const Cluster c = parse_cluster_yaml(std::string(kMinimal) +
+                                           "aliases: [tiny-2, tiny-3]\n"
+                                           "price_per_gpu_hour: 2.49\n"
+                                           "price_source: a cloud's on-demand list, 1 May 2026\n",
+                                       "c.yaml");
+  EXPECT_EQ(c.aliases, (std::vector<std::string>{"tiny-2", "tiny-3"}));
+  ASSERT_TRUE(c.price_per_gpu_hour.has_value());
+  EXPECT_DOUBLE_EQ(*c.price_per_gpu_hour, 2.49);
+  EXPECT_EQ(c.price_source, "a cloud's on-demand list, 1 May 2026");
+}
+
+TEST(Cluster, PriceThatIsNotAPositiveNumberIsOneLineNamingFileAndLine) {
+  for (const char* bad : {"0", "-3", "free", "nan", "inf", "1e999", "[1, 2]"}) {
+    const std::string message =
+        error_of(std::string(kMinimal) + "price_per_gpu_hour: " + bad + "\n");
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    if (std::string(bad) == "[1, 2]")
+      EXPECT_EQ(message, "c.yaml:10: expected a single value") << bad;
+    else
+      EXPECT_EQ(message,
+                "c.yaml:10: expected price_per_gpu_hour as a positive number of US dollars, "
+                "found '" +
+                    std::string(bad) + "'")
+          << bad;
+  }
+  EXPECT_EQ(error_of(std::string(kMinimal) + "aliases: tiny-2\n"),
+            "c.yaml:10: expected aliases as a list such as [dgx-h100]");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "price_per_hour: 2\n"),
+            "c.yaml:10: unknown key 'price_per_hour' in the cluster; expected one of: aliases, "
+            "description, gpu, name, network, placement, price_per_gpu_hour, price_source");
 }
 
 TEST(Cluster, AbsurdBandwidthsLatenciesAndSizesAreRefusedWithTheirLine) {
