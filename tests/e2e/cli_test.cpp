@@ -194,6 +194,9 @@ TEST(Cli, HelpAndPresets) {
        {"simai-default", "dgx-a100", "hgx-h100", "tpu-v4", "hgx-h200", "hgx-b200", "gb200-nvl72",
         "mi300x", "hgx-h100-roce400", "hgx-h100-eth200"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  EXPECT_NE(r.out.find("also: dgx-h100"), std::string::npos) << r.out;
+  r = orrery("presets --show dgx-h100");
+  EXPECT_NE(r.out.find("name: hgx-h100"), std::string::npos) << r.out;
   r = orrery("presets --show dgx-a100");
   EXPECT_NE(r.out.find("bandwidth: 200 Gb/s"), std::string::npos);
   r = orrery("presets");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cluster/cluster_presets.h"
 #include "core/diagnostics.h"
 
@@ -159,6 +161,24 @@ TEST(Cluster, NewPresetsMatchTheirSources) {
     EXPECT_DOUBLE_EQ(c.network[1].link_bandwidth.in_gb_per_second(), gbps / 8) << name;
     expect_nccl_latencies(c);
   }
+}
+
+TEST(Cluster, DgxH100IsAnAliasOfHgxH100) {
+  const Cluster dgx = load_cluster("dgx-h100");
+  const Cluster hgx = load_cluster("hgx-h100");
+  EXPECT_EQ(dgx.name, "hgx-h100");
+  EXPECT_EQ(dgx.source, "preset");
+  EXPECT_EQ(hgx.aliases, (std::vector<std::string>{"dgx-h100"}));
+  EXPECT_EQ(cluster_preset_text("dgx-h100"), cluster_preset_text("hgx-h100"));
+  // Not a preset file of its own, and no alias shadows a preset name or another alias.
+  const auto names = cluster_preset_names();
+  EXPECT_EQ(std::find(names.begin(), names.end(), "dgx-h100"), names.end());
+  std::vector<std::string> seen = names;
+  for (const std::string& name : names)
+    for (const std::string& alias : load_cluster(name).aliases) {
+      EXPECT_EQ(std::find(seen.begin(), seen.end(), alias), seen.end()) << alias;
+      seen.push_back(alias);
+    }
 }
 
 TEST(Cluster, PricesAreSetOnlyWithTheirSource) {
