@@ -28,7 +28,11 @@ std::function<int()> add_presets_command(CLI::App& app) {
     std::cout << "Cluster presets (use with --cluster NAME; --show NAME prints one):\n";
     for (const std::string& name : cluster_preset_names()) {
       const Cluster c = load_cluster(name);
-      std::cout << fmt::format("  {:<16}{}\n", name, c.description);
+      std::cout << fmt::format("  {:<20}{}\n", name, c.description);
+      std::string aliases;
+      for (const std::string& alias : c.aliases)
+        aliases += (aliases.empty() ? "" : ", ") + alias;
+      if (!aliases.empty()) std::cout << fmt::format("  {:<20}  also: {}\n", "", aliases);
     }
     std::cout << "\nDevice presets (a cluster's gpu:, or --device NAME; --show NAME prints one):\n";
     for (const std::string& name : device_preset_names()) {
@@ -36,8 +40,8 @@ std::function<int()> add_presets_command(CLI::App& app) {
       std::string aliases;
       for (const std::string& alias : d.aliases)
         aliases += (aliases.empty() ? "" : ", ") + alias;
-      std::cout << fmt::format("  {:<16}{}\n", name, d.description);
-      if (!aliases.empty()) std::cout << fmt::format("  {:<16}  also: {}\n", "", aliases);
+      std::cout << fmt::format("  {:<20}{}\n", name, d.description);
+      if (!aliases.empty()) std::cout << fmt::format("  {:<20}  also: {}\n", "", aliases);
     }
     return 0;
   };

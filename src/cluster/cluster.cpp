@@ -1,6 +1,7 @@
 #include "cluster/cluster.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -10,6 +11,7 @@
 #include "cluster/cluster_presets.h"
 #include "core/diagnostics.h"
 #include "core/quantity.h"
+#include "core/text.h"
 #include "core/yaml_fields.h"
 #include "hardware/device_file.h"
 
@@ -133,13 +135,29 @@ Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
   const YAML::Node root = r.load(text);
   if (!root || !root.IsMap())
     throw InputError({source, 1}, "expected a YAML mapping describing a cluster");
-  r.only_keys(root, {"name", "description", "gpu", "network", "placement", "protocols"},
+  r.only_keys(root,
+              {"name", "aliases", "description", "gpu", "network", "placement",
+               "price_per_gpu_hour", "price_source", "protocols"},
               "the cluster");
   Cluster c;
   c.source = source;
   c.name = r.scalar(r.required(root, "name", "the cluster"));
+  if (const YAML::Node aliases = root["aliases"]) {
+    if (!aliases.IsSequence()) r.fail(aliases, "expected aliases as a list such as [dgx-h100]");
+    for (const auto& alias : aliases)
+      c.aliases.push_back(r.scalar(alias));
+  }
   if (root["description"]) c.description = r.scalar(root["description"]);
   if (root["gpu"]) c.gpu = r.scalar(root["gpu"]);
+  if (const YAML::Node price = root["price_per_gpu_hour"]) {
+    const std::string price_text = r.scalar(price);
+    const auto usd = parse_double(trim(price_text));
+    if (!usd || !(*usd > 0) || !std::isfinite(*usd))
+      r.fail(price, "expected price_per_gpu_hour as a positive number of US dollars, found '" +
+                        price_text + "'");
+    c.price_per_gpu_hour = *usd;
+  }
+  if (root["price_source"]) c.price_source = r.scalar(root["price_source"]);
 
   const YAML::Node network = r.required(root, "network", "the cluster");
   if (!network.IsSequence() || network.size() == 0)

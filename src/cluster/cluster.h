@@ -19,6 +19,12 @@ struct Cluster {
   std::string source;  // "preset" or the file it was read from
   std::string gpu;     // accelerator model name
 
+  // Other preset names it answers to, e.g. "dgx-h100" for hgx-h100.
+  std::vector<std::string> aliases;
+  // A public on-demand list price per GPU-hour in US dollars, and where and when it was listed.
+  std::optional<double> price_per_gpu_hour;
+  std::string price_source;
+
   Topology network;
   // Parallel axes innermost first; names from {tp, ep, dp, pp}, each exactly once.
   std::vector<std::string> placement = {"tp", "ep", "dp", "pp"};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <span>
 
+#include "cluster/cluster.h"
 #include "core/embedded_file.h"
 
 namespace orrery {
@@ -28,6 +29,12 @@ std::vector<std::string> cluster_preset_names() {
 std::optional<std::string_view> cluster_preset_text(std::string_view name) {
   for (const EmbeddedFile& file : embedded_cluster_presets())
     if (preset_name(file) == name) return file.contents;
+  // Not a file name: one of a preset's `aliases`.
+  for (const EmbeddedFile& file : embedded_cluster_presets()) {
+    const Cluster c = parse_cluster_yaml(file.contents, "preset " + std::string(file.name));
+    if (std::find(c.aliases.begin(), c.aliases.end(), name) != c.aliases.end())
+      return file.contents;
+  }
   return std::nullopt;
 }
 

@@ -164,8 +164,11 @@ TEST(Cli, UnknownFormatClusterAndFlagsAreExitTwo) {
   EXPECT_NE(r.err.find(":1: expected a workload in a known format"), std::string::npos) << r.err;
   r = orrery("simulate " + kSeed003 + " --cluster nowhere");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("expected a preset (dgx-a100, hgx-h100, simai-default, tpu-v4)"),
-            std::string::npos);
+  EXPECT_NE(r.err.find("expected a preset (dgx-a100, gb200-nvl72, hgx-b200, hgx-h100, "
+                       "hgx-h100-eth200, hgx-h100-roce400, hgx-h200, mi300x, simai-default, "
+                       "tpu-v4)"),
+            std::string::npos)
+      << r.err;
   r = orrery("simulate " + kSeed003 + " --mode quantum");
   EXPECT_EQ(r.status, 2);
   r = orrery("simulate " + kSeed003 + " --mode event --compat simai");
@@ -187,13 +190,18 @@ TEST(Cli, HelpAndPresets) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   r = orrery("presets");
   EXPECT_EQ(r.status, 0);
-  for (const char* name : {"simai-default", "dgx-a100", "hgx-h100", "tpu-v4"})
-    EXPECT_NE(r.out.find(name), std::string::npos);
+  for (const char* name :
+       {"simai-default", "dgx-a100", "hgx-h100", "tpu-v4", "hgx-h200", "hgx-b200", "gb200-nvl72",
+        "mi300x", "hgx-h100-roce400", "hgx-h100-eth200"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  EXPECT_NE(r.out.find("also: dgx-h100"), std::string::npos) << r.out;
+  r = orrery("presets --show dgx-h100");
+  EXPECT_NE(r.out.find("name: hgx-h100"), std::string::npos) << r.out;
   r = orrery("presets --show dgx-a100");
   EXPECT_NE(r.out.find("bandwidth: 200 Gb/s"), std::string::npos);
   r = orrery("presets");
-  for (const char* device :
-       {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "DFModel-A100"})
+  for (const char* device : {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB",
+                             "DFModel-A100", "B200-SXM-180GB", "GB200-186GB", "MI300X-192GB"})
     EXPECT_NE(r.out.find(device), std::string::npos) << device;
   r = orrery("presets --show h200");
   EXPECT_NE(r.out.find("bandwidth: 4.8 TB/s"), std::string::npos) << r.out;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cluster/cluster_presets.h"
 #include "core/diagnostics.h"
 
@@ -58,7 +60,9 @@ TEST(Cluster, TorusExpandsIntoOneRingPerAxis) {
 
 TEST(Cluster, PresetsMatchTheirDatasheets) {
   EXPECT_EQ(cluster_preset_names(),
-            (std::vector<std::string>{"dgx-a100", "hgx-h100", "simai-default", "tpu-v4"}));
+            (std::vector<std::string>{"dgx-a100", "gb200-nvl72", "hgx-b200", "hgx-h100",
+                                      "hgx-h100-eth200", "hgx-h100-roce400", "hgx-h200", "mi300x",
+                                      "simai-default", "tpu-v4"}));
   const Cluster simai = load_cluster("simai-default");
   EXPECT_DOUBLE_EQ(simai.network[0].effective().in_gib_per_second(), 360);
   EXPECT_DOUBLE_EQ(simai.network[1].effective().in_gib_per_second(), 48.5);
@@ -75,10 +79,129 @@ TEST(Cluster, PresetsMatchTheirDatasheets) {
   EXPECT_DOUBLE_EQ(tpu.network[0].link_bandwidth.in_gb_per_second(), 50);  // 400 Gb/s ICI
 }
 
+// Issue 9's presets, against the figures their headers cite.
+constexpr Time kNcclNvlinkStep = Time::from_ns(3420);  // NCCL Simple per step (3.4), H100 fit
+constexpr Time kNcclBase = Time::from_ns(8460);        // NCCL Simple per call (8.4), H100 fit
+constexpr Time kNcclNetStep = Time::from_us(14);       // NCCL network Simple per step
+constexpr double kHopperNvls = 0.696;
+constexpr double kBlackwellNvls = 0.696 * 0.74 / 0.85;  // NCCL nvlsEfficiency Blackwell/Hopper
+
+void expect_nccl_latencies(const Cluster& c) {
+  SCOPED_TRACE(c.name);
+  const Dimension& inner = c.network[0];
+  EXPECT_EQ(inner.latency, kNcclNvlinkStep);
+  EXPECT_EQ(inner.base_latency, kNcclBase);
+  EXPECT_DOUBLE_EQ(inner.efficiency, 0.90);
+  ASSERT_TRUE(c.scale_out().has_value());
+  const Dimension& tree = c.network[*c.scale_out()];
+  EXPECT_EQ(tree.latency, kNcclNetStep);
+  EXPECT_EQ(tree.base_latency, kNcclBase);
+  EXPECT_DOUBLE_EQ(tree.efficiency, 0.94);  // 47 of 50 GB/s per NDR NIC, nccl-tests #290
+}
+
+TEST(Cluster, NewPresetsMatchTheirSources) {
+  // HGX H200: DGX H200 = 8 GPUs on NVLink 4 (900 GB/s both ways), 8x 400 Gb/s ConnectX-7.
+  const Cluster h200 = load_cluster("hgx-h200");
+  EXPECT_EQ(h200.gpu, "H200-SXM-141GB");
+  EXPECT_EQ(h200.network[0].kind, DimensionKind::Switch);
+  EXPECT_EQ(h200.gpus_per_server(), 8);
+  EXPECT_DOUBLE_EQ(h200.network[0].link_bandwidth.in_gb_per_second(), 450);
+  EXPECT_TRUE(h200.network[0].nvls);
+  EXPECT_NEAR(h200.network[0].nvls_efficiency, kHopperNvls, 1e-9);
+  EXPECT_EQ(h200.network[1].rails, 8);
+  EXPECT_DOUBLE_EQ(h200.network[1].link_bandwidth.in_gb_per_second(), 50);  // 400 Gb/s NDR
+  expect_nccl_latencies(h200);
+
+  // HGX B200: DGX B200 = 8 GPUs, NVLink 5 at 1.8 TB/s both ways, 8x 400 Gb/s ConnectX-7.
+  const Cluster b200 = load_cluster("hgx-b200");
+  EXPECT_EQ(b200.gpu, "B200-SXM-180GB");
+  EXPECT_EQ(b200.gpus_per_server(), 8);
+  EXPECT_DOUBLE_EQ(b200.network[0].link_bandwidth.in_gb_per_second(), 900);
+  EXPECT_TRUE(b200.network[0].nvls);
+  EXPECT_NEAR(b200.network[0].nvls_efficiency, kBlackwellNvls, 5e-4);
+  EXPECT_EQ(b200.network[1].rails, 8);
+  EXPECT_DOUBLE_EQ(b200.network[1].link_bandwidth.in_gb_per_second(), 50);
+  expect_nccl_latencies(b200);
+
+  // GB200 NVL72: 72 GPUs on one NVLink 5 switch domain at 900 GB/s per direction; one 400 Gb/s
+  // ConnectX-7 per GPU (4 per 4-GPU compute tray) into NDR InfiniBand.
+  const Cluster nvl72 = load_cluster("gb200-nvl72");
+  EXPECT_EQ(nvl72.gpu, "GB200-186GB");
+  EXPECT_EQ(nvl72.network[0].kind, DimensionKind::Switch);
+  EXPECT_EQ(nvl72.network[0].size, 72);
+  EXPECT_DOUBLE_EQ(nvl72.network[0].link_bandwidth.in_gb_per_second(), 900);
+  EXPECT_TRUE(nvl72.network[0].nvls);
+  EXPECT_NEAR(nvl72.network[0].nvls_efficiency, kBlackwellNvls, 5e-4);
+  EXPECT_EQ(nvl72.network[1].kind, DimensionKind::FatTree);
+  EXPECT_EQ(nvl72.network[1].rails, 72);
+  EXPECT_DOUBLE_EQ(nvl72.network[1].link_bandwidth.in_gb_per_second(), 50);
+  EXPECT_DOUBLE_EQ(nvl72.network.step_bandwidth(1).in_gb_per_second(), 50 * 0.94);  // per GPU
+  expect_nccl_latencies(nvl72);
+
+  // MI300X: 8 GPUs fully connected by 7 Infinity Fabric links of 128 GB/s (64 each way), no NVLS;
+  // 8x 400 Gb/s NDR (Azure ND MI300X v5).
+  const Cluster mi300x = load_cluster("mi300x");
+  EXPECT_EQ(mi300x.gpu, "MI300X-192GB");
+  EXPECT_EQ(mi300x.network[0].kind, DimensionKind::Mesh);
+  EXPECT_EQ(mi300x.network[0].size, 8);
+  EXPECT_DOUBLE_EQ(mi300x.network[0].link_bandwidth.in_gb_per_second(), 64);
+  EXPECT_FALSE(mi300x.network[0].nvls);
+  EXPECT_EQ(mi300x.network[1].rails, 8);
+  EXPECT_DOUBLE_EQ(mi300x.network[1].link_bandwidth.in_gb_per_second(), 50);
+  expect_nccl_latencies(mi300x);
+
+  // hgx-h100 with 8x 400 Gb/s RoCE, and with 8x 200 Gb/s Ethernet, instead of NDR InfiniBand.
+  for (const auto& [name, gbps] :
+       {std::pair<const char*, double>{"hgx-h100-roce400", 400}, {"hgx-h100-eth200", 200}}) {
+    const Cluster c = load_cluster(name);
+    EXPECT_EQ(c.gpu, "H100-SXM5-80GB") << name;
+    EXPECT_DOUBLE_EQ(c.network[0].link_bandwidth.in_gb_per_second(), 450) << name;
+    EXPECT_NEAR(c.network[0].nvls_efficiency, kHopperNvls, 1e-9) << name;
+    EXPECT_EQ(c.network[1].rails, 8) << name;
+    EXPECT_DOUBLE_EQ(c.network[1].link_bandwidth.in_gb_per_second(), gbps / 8) << name;
+    expect_nccl_latencies(c);
+  }
+}
+
+TEST(Cluster, DgxH100IsAnAliasOfHgxH100) {
+  const Cluster dgx = load_cluster("dgx-h100");
+  const Cluster hgx = load_cluster("hgx-h100");
+  EXPECT_EQ(dgx.name, "hgx-h100");
+  EXPECT_EQ(dgx.source, "preset");
+  EXPECT_EQ(hgx.aliases, (std::vector<std::string>{"dgx-h100"}));
+  EXPECT_EQ(cluster_preset_text("dgx-h100"), cluster_preset_text("hgx-h100"));
+  // Not a preset file of its own, and no alias shadows a preset name or another alias.
+  const auto names = cluster_preset_names();
+  EXPECT_EQ(std::find(names.begin(), names.end(), "dgx-h100"), names.end());
+  std::vector<std::string> seen = names;
+  for (const std::string& name : names)
+    for (const std::string& alias : load_cluster(name).aliases) {
+      EXPECT_EQ(std::find(seen.begin(), seen.end(), alias), seen.end()) << alias;
+      seen.push_back(alias);
+    }
+}
+
+TEST(Cluster, PricesAreSetOnlyWithTheirSource) {
+  // Spheron's on-demand list of 17 March 2026: H200 4.54, B200 6.03, GB200 9.08 per 2-GPU
+  // superchip.
+  EXPECT_DOUBLE_EQ(load_cluster("hgx-h200").price_per_gpu_hour.value_or(0), 4.54);
+  EXPECT_DOUBLE_EQ(load_cluster("hgx-b200").price_per_gpu_hour.value_or(0), 6.03);
+  EXPECT_DOUBLE_EQ(load_cluster("gb200-nvl72").price_per_gpu_hour.value_or(0), 9.08 / 2);
+  for (const std::string& name : cluster_preset_names()) {
+    const Cluster c = load_cluster(name);
+    EXPECT_EQ(c.price_per_gpu_hour.has_value(), !c.price_source.empty()) << name;
+    if (c.price_per_gpu_hour) {
+      EXPECT_NE(c.price_source.find("2026"), std::string::npos) << name;
+    }
+  }
+  EXPECT_FALSE(load_cluster("mi300x").price_per_gpu_hour.has_value());
+}
+
 TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
   EXPECT_EQ(error_of(std::string(kMinimal) + "colour: blue\n"),
-            "c.yaml:10: unknown key 'colour' in the cluster; expected one of: description, gpu, "
-            "name, network, placement, protocols");
+            "c.yaml:10: unknown key 'colour' in the cluster; expected one of: aliases, "
+            "description, gpu, name, network, placement, price_per_gpu_hour, price_source, "
+            "protocols");
   std::string bad_bandwidth = kMinimal;
   bad_bandwidth.replace(bad_bandwidth.find("100 GB/s"), 8, "fast");
   EXPECT_EQ(error_of(bad_bandwidth),
@@ -96,6 +219,45 @@ TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
             "dimension may leave its size open (0)");
   EXPECT_EQ(error_of(std::string(kMinimal) + "placement: [tp, tp, dp, pp]\n"),
             "c.yaml:10: expected placement to name tp, ep, dp and pp once each, innermost first");
+}
+
+TEST(Cluster, AliasesAndPriceAreOptional) {
+  const Cluster plain = parse_cluster_yaml(kMinimal, "c.yaml");
+  EXPECT_TRUE(plain.aliases.empty());
+  EXPECT_FALSE(plain.price_per_gpu_hour.has_value());
+  EXPECT_TRUE(plain.price_source.empty());
+  const Cluster c = parse_cluster_yaml(std::string(kMinimal) +
+                                           "aliases: [tiny-2, tiny-3]\n"
+                                           "price_per_gpu_hour: 2.49\n"
+                                           "price_source: a cloud's on-demand list, 1 May 2026\n",
+                                       "c.yaml");
+  EXPECT_EQ(c.aliases, (std::vector<std::string>{"tiny-2", "tiny-3"}));
+  ASSERT_TRUE(c.price_per_gpu_hour.has_value());
+  EXPECT_DOUBLE_EQ(*c.price_per_gpu_hour, 2.49);
+  EXPECT_EQ(c.price_source, "a cloud's on-demand list, 1 May 2026");
+}
+
+TEST(Cluster, PriceThatIsNotAPositiveNumberIsOneLineNamingFileAndLine) {
+  for (const char* bad : {"0", "-3", "free", "nan", "inf", "1e999", "[1, 2]"}) {
+    const std::string message =
+        error_of(std::string(kMinimal) + "price_per_gpu_hour: " + bad + "\n");
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    if (std::string(bad) == "[1, 2]") {
+      EXPECT_EQ(message, "c.yaml:10: expected a single value") << bad;
+    } else {
+      EXPECT_EQ(message,
+                "c.yaml:10: expected price_per_gpu_hour as a positive number of US dollars, "
+                "found '" +
+                    std::string(bad) + "'")
+          << bad;
+    }
+  }
+  EXPECT_EQ(error_of(std::string(kMinimal) + "aliases: tiny-2\n"),
+            "c.yaml:10: expected aliases as a list such as [dgx-h100]");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "price_per_hour: 2\n"),
+            "c.yaml:10: unknown key 'price_per_hour' in the cluster; expected one of: aliases, "
+            "description, gpu, name, network, placement, price_per_gpu_hour, price_source, "
+            "protocols");
 }
 
 TEST(Cluster, AbsurdBandwidthsLatenciesAndSizesAreRefusedWithTheirLine) {
@@ -131,7 +293,8 @@ TEST(Cluster, UnknownPresetListsTheKnownOnes) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(),
-                 "--cluster 'dgx-z900': expected a preset (dgx-a100, hgx-h100, "
+                 "--cluster 'dgx-z900': expected a preset (dgx-a100, gb200-nvl72, hgx-b200, "
+                 "hgx-h100, hgx-h100-eth200, hgx-h100-roce400, hgx-h200, mi300x, "
                  "simai-default, tpu-v4) or a YAML file; no such file");
   }
 }

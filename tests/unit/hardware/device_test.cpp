@@ -88,6 +88,40 @@ TEST(DevicePresets, TheIssuesDevicesWithDatasheetPeaks) {
   EXPECT_EQ(chip.matrix_efficiency, 0.9);
 }
 
+// Issue 9: the Blackwell and MI300X presets against the figures their headers cite.
+TEST(DevicePresets, BlackwellAndMi300xMatchTheirSources) {
+  // HGX B200 (8 GPUs, sparse): FP16/BF16 36 PFLOPS, FP8 72 PFLOPS -> 2.25 / 4.5 dense per GPU;
+  // DGX B200: 1,440 GB and 64 TB/s for 8 GPUs.
+  const Device b200 = load_device("B200");
+  EXPECT_EQ(b200.name, "B200-SXM-180GB");
+  EXPECT_DOUBLE_EQ(b200.matrix.at(DType::BF16).in_tflop_per_second(), 2250);
+  EXPECT_DOUBLE_EQ(b200.matrix.at(DType::FP8).in_tflop_per_second(), 4500);
+  EXPECT_DOUBLE_EQ(b200.memory_bandwidth.in_gb_per_second(), 8000);
+  EXPECT_EQ(b200.memory_capacity, Bytes(180'000'000'000));
+  EXPECT_EQ(b200.compute_units, 148);
+  // GB200 NVL72 (72 GPUs, sparse): FP16/BF16 360 PFLOPS, FP8 720 PFLOPS; 13.4 TB at 576 TB/s.
+  const Device gb200 = load_device("gb200");
+  EXPECT_EQ(gb200.name, "GB200-186GB");
+  EXPECT_DOUBLE_EQ(gb200.matrix.at(DType::BF16).in_tflop_per_second(), 2500);
+  EXPECT_DOUBLE_EQ(gb200.matrix.at(DType::FP8).in_tflop_per_second(), 5000);
+  EXPECT_DOUBLE_EQ(gb200.memory_bandwidth.in_gb_per_second(), 8000);
+  // AMD MI300X (ROCm MI300 microarchitecture table): 304 CUs, 1307.4 TFLOPS BF16, 5.3 TB/s.
+  const Device mi300x = load_device("MI300X");
+  EXPECT_EQ(mi300x.name, "MI300X-192GB");
+  EXPECT_EQ(mi300x.compute_units, 304);
+  EXPECT_DOUBLE_EQ(mi300x.matrix.at(DType::BF16).in_tflop_per_second(), 1307.4);
+  EXPECT_DOUBLE_EQ(mi300x.matrix.at(DType::FP8).in_tflop_per_second(), 2614.9);
+  EXPECT_DOUBLE_EQ(mi300x.memory_bandwidth.in_gb_per_second(), 5300);
+  EXPECT_EQ(mi300x.memory_capacity, Bytes(192'000'000'000));
+  // Unmeasured efficiencies are the H100's (placeholders, as the headers say).
+  const Device h100 = load_device("H100");
+  for (const Device* d : {&b200, &gb200, &mi300x}) {
+    EXPECT_EQ(d->matrix_efficiency, h100.matrix_efficiency) << d->name;
+    EXPECT_EQ(d->memory_efficiency, h100.memory_efficiency) << d->name;
+    EXPECT_EQ(d->kernel_overhead, h100.kernel_overhead) << d->name;
+  }
+}
+
 TEST(DevicePresets, UnknownNameListsThePresets) {
   try {
     load_device("TPU-v9");
