@@ -103,9 +103,8 @@ int run_collective(const CollectiveArgs& a) {
   if (!a.json) {
     text << fmt::format("# {} on {} ranks of {} (the first {} GPUs)\n", to_string(kind), a.ranks,
                         cluster.name, a.ranks);
-    text << fmt::format("# {:>14} {:>12} {:>12} {:>12}  {:<17} {:<8} {}\n", "size (B)",
-                        "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm", "protocol",
-                        "channels");
+    text << fmt::format("# {:>14} {:>12} {:>12} {:>12}  {:<17} {:<8} {}\n", "size (B)", "time (us)",
+                        "algbw (GB/s)", "busbw (GB/s)", "algorithm", "protocol", "channels");
   }
   bool warned = false, warned_stand_in = false;
   for (const Bytes size : sizes) {

@@ -47,12 +47,11 @@ namespace {
 // One entry of `network:`; a torus expands into one ring dimension per axis.
 std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& node, size_t index) {
   const std::string where = "network entry " + std::to_string(index + 1);
-  r.only_keys(
-      node,
-      {"name", "kind", "size", "shape", "bandwidth", "latency", "base_latency", "efficiency",
-       "nvls", "nvls_efficiency", "channels", "nvls_channels", "rails", "servers_per_leaf",
-       "oversubscription"},
-      where);
+  r.only_keys(node,
+              {"name", "kind", "size", "shape", "bandwidth", "latency", "base_latency",
+               "efficiency", "nvls", "nvls_efficiency", "channels", "nvls_channels", "rails",
+               "servers_per_leaf", "oversubscription"},
+              where);
   const std::string kind = r.scalar(r.required(node, "kind", where));
   Dimension dim;
   dim.name = node["name"] ? r.scalar(node["name"]) : kind;

@@ -96,7 +96,8 @@ Time CollectiveModel::time_with(Algorithm a, CollectiveKind kind, double s, Prot
   const Topology& t = topology();
   const ProtocolTerms& terms_p = terms(p);
   const double rate = t.ideal_links() ? 1.0 : transfer_scale(p, s);
-  Time total = t.ideal_links() ? Time::zero() : own_shard_time(kind, s, shape_.ranks, t.gpu_memory());
+  Time total =
+      t.ideal_links() ? Time::zero() : own_shard_time(kind, s, shape_.ranks, t.gpu_memory());
   if (a == Algorithm::Tree) {
     // The ring's steps at kTreeEfficiency, the outermost dimension's term halved on two of its
     // positions (a tree sends each byte across the network once where a ring sends it twice).

@@ -42,7 +42,9 @@ const ProtocolTerms& terms(Protocol protocol) {
   return kSimple;
 }
 
-std::span<const Protocol> all_protocols() { return kProtocols; }
+std::span<const Protocol> all_protocols() {
+  return kProtocols;
+}
 
 double transfer_scale(Protocol protocol, double bytes) {
   const ProtocolTerms& p = terms(protocol);

@@ -103,23 +103,22 @@ TEST(CollectiveValidation, NcclTestsSingleServerMape) {
   // "Validation", re-run by this test) plus about one point of slack. Rows marked check were
   // not fitted.
   const std::map<std::tuple<std::string, std::string, std::string>, double> ceiling = {
-      {{"A100", "all_reduce", "<1MiB"}, 32},        {{"A100", "all_reduce", "1-64MiB"}, 18},
-      {{"A100", "all_reduce", ">64MiB"}, 6.5},        {{"A100", "all_gather", "<1MiB"}, 20.5},
-      {{"A100", "all_gather", "1-64MiB"}, 10},      {{"A100", "all_gather", ">64MiB"}, 4.5},
-      {{"A100", "reduce_scatter", "<1MiB"}, 24},    {{"A100", "reduce_scatter", "1-64MiB"}, 9.5},
-      {{"A100", "reduce_scatter", ">64MiB"}, 6},    {{"A100", "alltoall", "<1MiB"}, 10},
-      {{"A100", "alltoall", "1-64MiB"}, 10.5},        {{"A100", "alltoall", ">64MiB"}, 3.5},
-      {{"H100", "all_reduce", "<1MiB"}, 12},        {{"H100", "all_reduce", "1-64MiB"}, 7},
-      {{"H100", "all_reduce", ">64MiB"}, 2.5},
-      {{"H100", "all_gather", "<1MiB"}, 16},  // check
-      {{"H100", "all_gather", "1-64MiB"}, 8.5},       // check
-      {{"H100", "all_gather", ">64MiB"}, 7},        // check
-      {{"H100", "reduce_scatter", "<1MiB"}, 16},    // check
-      {{"H100", "reduce_scatter", "1-64MiB"}, 10},  // check
-      {{"H100", "reduce_scatter", ">64MiB"}, 8.5},    // check
-      {{"H100", "alltoall", "<1MiB"}, 16},          // check
-      {{"H100", "alltoall", "1-64MiB"}, 14},        // check
-      {{"H100", "alltoall", ">64MiB"}, 10},         // check
+      {{"A100", "all_reduce", "<1MiB"}, 32},       {{"A100", "all_reduce", "1-64MiB"}, 18},
+      {{"A100", "all_reduce", ">64MiB"}, 6.5},     {{"A100", "all_gather", "<1MiB"}, 20.5},
+      {{"A100", "all_gather", "1-64MiB"}, 10},     {{"A100", "all_gather", ">64MiB"}, 4.5},
+      {{"A100", "reduce_scatter", "<1MiB"}, 24},   {{"A100", "reduce_scatter", "1-64MiB"}, 9.5},
+      {{"A100", "reduce_scatter", ">64MiB"}, 6},   {{"A100", "alltoall", "<1MiB"}, 10},
+      {{"A100", "alltoall", "1-64MiB"}, 10.5},     {{"A100", "alltoall", ">64MiB"}, 3.5},
+      {{"H100", "all_reduce", "<1MiB"}, 12},       {{"H100", "all_reduce", "1-64MiB"}, 7},
+      {{"H100", "all_reduce", ">64MiB"}, 2.5},     {{"H100", "all_gather", "<1MiB"}, 16},  // check
+      {{"H100", "all_gather", "1-64MiB"}, 8.5},                                            // check
+      {{"H100", "all_gather", ">64MiB"}, 7},                                               // check
+      {{"H100", "reduce_scatter", "<1MiB"}, 16},                                           // check
+      {{"H100", "reduce_scatter", "1-64MiB"}, 10},                                         // check
+      {{"H100", "reduce_scatter", ">64MiB"}, 8.5},                                         // check
+      {{"H100", "alltoall", "<1MiB"}, 16},                                                 // check
+      {{"H100", "alltoall", "1-64MiB"}, 14},                                               // check
+      {{"H100", "alltoall", ">64MiB"}, 10},                                                // check
   };
   for (const auto& [key, r] : ranges) {
     const auto& [gpu, op, range] = key;
@@ -134,9 +133,10 @@ TEST(CollectiveValidation, NcclTestsSingleServerMape) {
 // 2 to 8 GPUs; NVLS 420, 440, 460, 480 GB/s on 5, 6, 7, 8 GPUs and no better than ring below.
 TEST(CollectiveValidation, H100RingAndNvlsByGpuCount) {
   const auto busbw = [](int gpus, const char* algo) {
-    const CliRun r = orrery("collective --json --op allreduce --size 4GiB --cluster hgx-h100 "
-                            "--ranks " +
-                            std::to_string(gpus) + " --algo " + algo);
+    const CliRun r = orrery(
+        "collective --json --op allreduce --size 4GiB --cluster hgx-h100 "
+        "--ranks " +
+        std::to_string(gpus) + " --algo " + algo);
     return nlohmann::json::parse(r.out)["results"][0]["busbw_GBps"].get<double>();
   };
   for (const int gpus : {2, 4, 8})
