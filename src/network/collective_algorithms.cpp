@@ -114,6 +114,13 @@ Time tree_latency(const Topology& t, const GroupShape& g) {
          2;
 }
 
+Time tree_outer_latency(const Topology& t, const GroupShape& g) {
+  const int out = g.outermost();
+  if (out < 0) return Time::zero();
+  const auto d = static_cast<size_t>(out);
+  return t[d].latency * (2 * ceil_log2(g.span[d]));
+}
+
 Time collective_base_latency(const Topology& t, const GroupShape& g) {
   Time base;
   for (const size_t d : spanned(g))

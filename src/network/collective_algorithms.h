@@ -96,6 +96,8 @@ constexpr double kNvlsHops = (25.0 - 8.4) / 3.4;
 Time nvls_latency(const Topology& topology, const GroupShape& shape);
 // tree: 2 (ceil(log2 k) a_out + the (g - 1) hops of its chains inside, at their latencies);
 Time tree_latency(const Topology& topology, const GroupShape& shape);
+// ... of which the hops across the outermost dimension: 2 ceil(log2 k) a_out;
+Time tree_outer_latency(const Topology& topology, const GroupShape& shape);
 // every collective: the largest base latency of the dimensions it spans, once per call.
 Time collective_base_latency(const Topology& topology, const GroupShape& shape);
 

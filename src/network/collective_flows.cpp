@@ -80,7 +80,8 @@ FlowStep ring_step(const Topology& t, const std::vector<std::vector<int64_t>>& r
       step.transfers.push_back({ring[i], ring[(i + 1) % n], 1.0});
   }
   for (size_t d = 0; d < hops.size(); ++d)
-    if (hops[d] * passes > 0) step.runs.push_back({hops[d] * passes, t[d].latency});
+    if (hops[d] * passes > 0)
+      step.runs.push_back({hops[d] * passes, t[d].latency, is_network(t, d)});
   step.scale.share = share;
   return step;
 }
@@ -192,28 +193,32 @@ std::vector<FlowStep> chain(const Topology& t, CollectiveKind kind,
     }
   }
   step.scale = {1 / static_cast<double>(chains.size()), n - 2};
-  step.runs = {{1, ring_pass_latency(t, shape_of(t, members))}};
+  const GroupShape shape = shape_of(t, members);
+  const int out = shape.outermost();
+  step.runs = {
+      {1, ring_pass_latency(t, shape), out >= 0 && is_network(t, static_cast<size_t>(out))}};
   return {std::move(step)};
 }
 
-// The latency of the outermost dimension in which GPUs a and b differ.
-Time separation(const Topology& t, int64_t a, int64_t b) {
+// One exchange between GPUs a and b: the latency of the outermost dimension they differ in.
+StepRun separation(const Topology& t, int64_t a, int64_t b) {
   const std::vector<int64_t> x = t.coordinates(a), y = t.coordinates(b);
   for (size_t d = x.size(); d-- > 0;)
-    if (x[d] != y[d]) return t[d].latency;
-  return Time::zero();
+    if (x[d] != y[d]) return {1, t[d].latency, is_network(t, d)};
+  return {1, Time::zero()};
 }
 
 // Every rank sends S to the next at once; the latency of the outermost dimension crossed.
 std::vector<FlowStep> shift(const Topology& t, std::span<const int64_t> members) {
   FlowStep out;
-  Time latency;
+  StepRun slowest{1, Time::zero()};
   for (size_t i = 0; i < members.size(); ++i) {
     const int64_t next = members[(i + 1) % members.size()];
     out.transfers.push_back({members[i], next, 1.0});
-    latency = std::max(latency, separation(t, members[i], next));
+    const StepRun r = separation(t, members[i], next);
+    if (*r.latency > *slowest.latency) slowest = r;
   }
-  out.runs = {{1, latency}};
+  out.runs = {slowest};
   return {std::move(out)};
 }
 
@@ -253,7 +258,7 @@ std::vector<FlowStep> halving_doubling(const Topology& t, CollectiveKind kind,
     for (int64_t i = 0; i < n; ++i)
       out.transfers.push_back(
           {members[static_cast<size_t>(i)], members[static_cast<size_t>(i ^ bit)], 1.0});
-    out.runs = {{1, separation(t, members[0], members[static_cast<size_t>(bit)])}};
+    out.runs = {separation(t, members[0], members[static_cast<size_t>(bit)])};
     out.scale.share = share;
     return out;
   };
@@ -326,6 +331,10 @@ double flow_seconds(double flows, double repeats) {
       flows, seconds, kFlowBudgetSeconds));
 }
 
+bool is_network(const Topology& t, size_t d) {
+  return t[d].kind == DimensionKind::FatTree;
+}
+
 bool decomposes(Algorithm algorithm) {
   return algorithm != Algorithm::Tree && algorithm != Algorithm::Auto;
 }
@@ -366,7 +375,10 @@ std::vector<FlowStep> collective_pattern(const Topology& t, Algorithm algorithm,
 FlowStep direct_exchange_frame(const Topology& t, CollectiveKind kind,
                                std::span<const int64_t> members) {
   FlowStep frame;
-  frame.runs = {{kind == CollectiveKind::AllReduce ? 2 : 1, peer_latency(t, shape_of(t, members))}};
+  const GroupShape shape = shape_of(t, members);
+  const int out = shape.outermost();
+  frame.runs = {{kind == CollectiveKind::AllReduce ? 2 : 1, peer_latency(t, shape),
+                 out >= 0 && is_network(t, static_cast<size_t>(out))}};
   frame.scale.share = 1 / static_cast<double>(members.size());
   return frame;
 }

@@ -50,9 +50,13 @@ struct Transfer {
 
 // A step's transfers run `count` times in a row, each time followed by `latency` (when absent:
 // the largest latency of the transfers' routes).
+// `network`: the latency is a network (NIC and proxy) hop's, which protocols scale by their own
+// network ratios (network/protocol.h); latency_scale: the protocol's factor, set by flow_plan().
 struct StepRun {
   int64_t count = 1;
   std::optional<Time> latency;
+  bool network = false;
+  double latency_scale = 1;
 };
 
 // How a step's transfer sizes follow the message size S: a transfer of u units carries
@@ -66,9 +70,8 @@ struct StepScale {
 struct FlowStep {
   std::vector<Transfer> transfers;
   std::vector<StepRun> runs = {StepRun{}};
-  StepScale scale;  // patterns only: what a unit is (collective_steps() gives bytes)
+  StepScale scale;    // patterns only: what a unit is (collective_steps() gives bytes)
   bool base = false;  // the call's base latency (no transfers), scaled as protocols scale it
-  double latency_scale = 1;  // the protocol's factor on every run's latency (flow_plan())
 
   int64_t repeats() const;  // the runs' counts together
 };
@@ -106,6 +109,9 @@ constexpr double kFlowBudgetSeconds = 30;
 double flow_seconds(double flows, double repeats);
 void check_flow_count(std::span<const FlowStep> steps);
 [[noreturn]] void throw_too_many_flows(double flows, double seconds);
+
+// Whether dimension d's steps are network hops (fat-tree: through NICs and proxies).
+bool is_network(const Topology& topology, size_t d);
 
 // Whether `algorithm` has a flow decomposition (tree has none).
 bool decomposes(Algorithm algorithm);

@@ -44,7 +44,7 @@ CollectiveModel::Step CollectiveModel::evaluate(const std::vector<double>& load,
   s.scale = step.scale;
   s.base = step.base;
   for (const StepRun& r : step.runs)
-    s.runs.emplace_back(r.count, r.latency.value_or(route_latency));
+    s.runs.push_back({r.count, r.latency.value_or(route_latency), r.network});
   return s;
 }
 
@@ -110,17 +110,23 @@ Time CollectiveModel::time_with(Algorithm a, CollectiveKind kind, double s, Prot
       }
       const Time transfer =
           Time::from_seconds(worst * step.scale.bytes(s) * rate / kTreeEfficiency);
-      for (const auto& [count, latency] : step.runs)
-        total += transfer * count;
+      for (const StepRun& r : step.runs)
+        total += transfer * r.count;
     }
-    return total + tree_latency(t, shape_).scaled(terms_p.hop_scale) +
+    // The hops across the outermost dimension at its protocol scale, the chains inside at theirs.
+    const Time across = tree_outer_latency(t, shape_);
+    const bool network = out >= 0 && is_network(t, static_cast<size_t>(out));
+    return total + across.scaled(network ? terms_p.network_hop_scale : terms_p.hop_scale) +
+           (tree_latency(t, shape_) - across).scaled(terms_p.hop_scale) +
            collective_base_latency(t, shape_).scaled(terms_p.base_scale);
   }
   for (const Step& step : profile(pattern_of(a, kind), kind)) {
     const Time transfer = Time::from_seconds(step.seconds_per_unit * step.scale.bytes(s) * rate);
-    const double latency_scale = step.base ? terms_p.base_scale : terms_p.hop_scale;
-    for (const auto& [count, latency] : step.runs)
-      total += (transfer + latency.scaled(latency_scale)) * count;
+    for (const StepRun& r : step.runs)
+      total += (transfer + r.latency->scaled(step.base   ? terms_p.base_scale
+                                             : r.network ? terms_p.network_hop_scale
+                                                         : terms_p.hop_scale)) *
+               r.count;
   }
   return total;
 }
@@ -194,7 +200,10 @@ CollectiveFlowPlan flow_plan(const CollectiveModel& model, CollectiveKind kind, 
   for (FlowStep& step : plan.steps) {
     for (Transfer& x : step.transfers)
       x.bytes *= rate;  // the protocol's rate, as a larger load on the same links
-    step.latency_scale = step.base ? protocol.base_scale : protocol.hop_scale;
+    for (StepRun& r : step.runs)
+      r.latency_scale = step.base   ? protocol.base_scale
+                        : r.network ? protocol.network_hop_scale
+                                    : protocol.hop_scale;
   }
   const Time own = t.ideal_links() ? Time::zero()
                                    : own_shard_time(kind, s, static_cast<int64_t>(members.size()),
@@ -230,7 +239,7 @@ CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveK
       route_latency =
           std::max(route_latency, transfer_route(t, links, step.transfers[i], hash++, paths[i]));
     for (const StepRun& r : step.runs) {
-      const Time latency = r.latency.value_or(route_latency).scaled(step.latency_scale);
+      const Time latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
       for (int64_t k = 0; k < r.count; ++k) {
         for (size_t i = 0; i < step.transfers.size(); ++i)
           network.start(paths[i], step.transfers[i].bytes, now);

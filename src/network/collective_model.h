@@ -59,8 +59,8 @@ class CollectiveModel {
     double seconds_per_unit = 0;        // the busiest link's load / capacity
     std::vector<double> per_dimension;  // the same among each dimension's links
     StepScale scale;
-    std::vector<std::pair<int64_t, Time>> runs;  // (count, latency)
-    bool base = false;                           // the call's base latency
+    std::vector<StepRun> runs;  // latencies resolved
+    bool base = false;          // the call's base latency
   };
   Time time_with(Algorithm algorithm, CollectiveKind kind, double bytes, Protocol protocol) const;
   int64_t max_channels(Algorithm algorithm) const;

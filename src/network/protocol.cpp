@@ -9,12 +9,12 @@ namespace {
 
 constexpr std::array<Protocol, 3> kProtocols = {Protocol::LL, Protocol::LL128, Protocol::Simple};
 
-// NCCL's NVLink tuning constants (base / hop latency in us): LL 6.6 / 0.6, LL128 14 / 1.9,
-// Simple 8.4 / 3.4; threads per channel x bytes per thread before another channel: LL 512 x 8,
-// LL128 640 x 8, Simple 512 x 64.
-constexpr ProtocolTerms kLL{6.6 / 8.4, 0.6 / 3.4, 0.38, 0, 512.0 * 8};
-constexpr ProtocolTerms kLL128{14.0 / 8.4, 1.9 / 3.4, 0.92, 4.16e5, 640.0 * 8};
-constexpr ProtocolTerms kSimple{1, 1, 1, 4.48e6, 512.0 * 64};
+// NCCL's tuning constants (base / NVLink hop / network hop latency in us): LL 6.6 / 0.6 / 2.7,
+// LL128 14 / 1.9 / 4, Simple 8.4 / 3.4 / 14; threads per channel x bytes per thread before another
+// channel: LL 512 x 8, LL128 640 x 8, Simple 512 x 64.
+constexpr ProtocolTerms kLL{6.6 / 8.4, 0.6 / 3.4, 2.7 / 14, 0.38, 0, 512.0 * 8};
+constexpr ProtocolTerms kLL128{14.0 / 8.4, 1.9 / 3.4, 4.0 / 14, 0.92, 4.16e5, 640.0 * 8};
+constexpr ProtocolTerms kSimple{1, 1, 1, 1, 4.48e6, 512.0 * 64};
 
 }  // namespace
 

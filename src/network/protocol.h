@@ -19,12 +19,12 @@
 //              through its memory without crossing a link, serialised with the transfers
 //              (all-reduce, all-gather, reduce-scatter and all-to-all only)
 //
-// Constants: base and hop scales are NCCL's own ratios for NVLink (tuning tables, shared/
-// reference/network/NCCL-MODEL.md section 5.3: LL 6.6/8.4 and 0.6/3.4 of Simple, LL128 14/8.4 and
-// 1.9/3.4). The LL fraction 0.38 is NCCL's LL cap over its ring bandwidth on A100 and H100 (87.7
-// / 240 and 141 / 360 GB/s), LL128's 0.92 NCCL's factor. R_p, kRampExponent and kOwnShardCopies
-// were fitted on collective measurements only (nccl-tests sweeps of 8x A100 and the H100
-// all-reduce, checked on the H100 all-gather, reduce-scatter and all-to-all): docs/network.md,
+// Constants: base and hop scales are NCCL's own ratios (tuning tables, shared/reference/network/
+// NCCL-MODEL.md section 5.3: LL 6.6/8.4 and 0.6/3.4 of Simple on NVLink, 2.7/14 on the network;
+// LL128 14/8.4, 1.9/3.4 and 4/14). The LL fraction 0.38 is NCCL's LL cap over its ring bandwidth on
+// A100 and H100 (87.7 / 240 and 141 / 360 GB/s), LL128's 0.92 NCCL's factor. R_p, kRampExponent and
+// kOwnShardCopies were fitted on collective measurements only (nccl-tests sweeps of 8x A100 and the
+// H100 all-reduce, checked on the H100 all-gather, reduce-scatter and all-to-all): docs/network.md,
 // "Validation".
 #pragma once
 
@@ -44,10 +44,11 @@ enum class Protocol { LL, LL128, Simple };
 std::string_view to_string(Protocol protocol);  // "LL", "LL128", "Simple"
 
 struct ProtocolTerms {
-  double base_scale = 1;  // of the call's base latency
-  double hop_scale = 1;   // of every step's latency
-  double fraction = 1;    // of the link rate its payload gets
-  double ramp_bytes = 0;  // R_p
+  double base_scale = 1;         // of the call's base latency
+  double hop_scale = 1;          // of every step's latency across NVLink-class links
+  double network_hop_scale = 1;  // of a network step's (fat-tree: NIC and proxy)
+  double fraction = 1;           // of the link rate its payload gets
+  double ramp_bytes = 0;         // R_p
   // Bytes per channel before NCCL adds another channel (threads per channel x bytes per thread).
   double channel_bytes = 0;
 };

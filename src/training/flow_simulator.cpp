@@ -346,7 +346,7 @@ class Simulation {
         if (r.count < 1) continue;
         RoutedStep run = s;
         run.repeat = r.count;
-        run.latency = r.latency.value_or(route_latency).scaled(fs.latency_scale);
+        run.latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
         steps.push_back(std::move(run));
       }
     }

@@ -67,5 +67,24 @@ TEST(Protocol, CollectivesRunTheFastestProtocol) {
               17e-6 + 0.875 * s / 100e9, 1e-11);
 }
 
+TEST(Protocol, NetworkHopsTakeTheProtocolsNetworkLatency) {
+  // Two servers (8-GPU switches) on a fat-tree of 25 GB/s NICs with 14 us per step and 10 us of
+  // base latency; one GPU on each. A 4 KiB all-gather is one ring step across the network: LL pays
+  // 10 x 6.6/8.4 us of base and 14 x 2.7/14 us for the hop (NCCL's network LL latency, not the
+  // NVLink ratio), and moves 2 KiB at 0.38 x 25 GB/s.
+  Dimension nvlink = testing::dimension("nvlink", DimensionKind::Switch, 8, 100);
+  nvlink.latency = Time::from_us(1);
+  nvlink.base_latency = Time::from_us(10);
+  Dimension fabric = testing::dimension("fabric", DimensionKind::FatTree, 0, 25);
+  fabric.rails = 8;
+  fabric.latency = Time::from_us(14);
+  fabric.base_latency = Time::from_us(10);
+  const Topology t({nvlink, fabric});
+  const testing::Model m(t, {{0, 8}}, 16);
+  const CollectiveCost c = m.model.cost(CollectiveKind::AllGather, 4096);
+  EXPECT_EQ(c.protocol, Protocol::LL);
+  EXPECT_NEAR(c.time.seconds(), (10 * 6.6 / 8.4 + 2.7) * 1e-6 + 2048 / (0.38 * 25e9), 1e-11);
+}
+
 }  // namespace
 }  // namespace orrery
