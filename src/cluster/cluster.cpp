@@ -44,6 +44,11 @@ std::optional<size_t> Cluster::scale_out() const {
 
 namespace {
 
+// The largest value a size key may take: a network holds at most 2^40 GPUs
+// (Topology::kMaxCapacity), and no server has more than 1,024 NICs.
+constexpr int64_t kMaxPositions = Topology::kMaxCapacity;
+constexpr int64_t kMaxRails = 1024;
+
 // One entry of `network:`; a torus expands into one ring dimension per axis.
 std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& node, size_t index) {
   const std::string where = "network entry " + std::to_string(index + 1);
@@ -70,7 +75,7 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
              "expected a latency between 0 and 1 s, found '" + r.scalar(node[key]) + "'");
   }
   if (node["efficiency"]) dim.efficiency = r.number(node["efficiency"], 0, true, 1);
-  if (node["channels"]) dim.channels = r.integer(node["channels"], 1);
+  if (node["channels"]) dim.channels = r.integer(node["channels"], 1, 64);
   const auto only = [&](const char* key, const char* kinds) {
     if (node[key]) r.fail(node[key], std::string("'") + key + "' applies only to " + kinds);
   };
@@ -97,7 +102,7 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
       Dimension ring = dim;
       ring.kind = DimensionKind::Ring;
       ring.name = dim.name + "." + axes[a];
-      ring.size = r.integer(shape[a], 1);
+      ring.size = r.integer(shape[a], 1, kMaxPositions);
       rings.push_back(ring);
     }
     return rings;
@@ -113,14 +118,15 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
   else
     r.fail(node["kind"],
            "unknown kind '" + kind + "'; expected switch, fat-tree, ring, torus or mesh");
-  dim.size = r.integer(r.required(node, "size", where), 0);
+  dim.size = r.integer(r.required(node, "size", where), 0, kMaxPositions);
   if (node["nvls"]) dim.nvls = r.scalar(node["nvls"]) == "true";
   if (node["nvls"] && !dim.nvls && r.scalar(node["nvls"]) != "false")
     r.fail(node["nvls"], "expected true or false");
   if (node["nvls_efficiency"]) dim.nvls_efficiency = r.number(node["nvls_efficiency"], 0, true, 1);
-  if (node["nvls_channels"]) dim.nvls_channels = r.integer(node["nvls_channels"], 1);
-  if (node["rails"]) dim.rails = r.integer(node["rails"], 1);
-  if (node["servers_per_leaf"]) dim.servers_per_leaf = r.integer(node["servers_per_leaf"], 0);
+  if (node["nvls_channels"]) dim.nvls_channels = r.integer(node["nvls_channels"], 1, 64);
+  if (node["rails"]) dim.rails = r.integer(node["rails"], 1, kMaxRails);
+  if (node["servers_per_leaf"])
+    dim.servers_per_leaf = r.integer(node["servers_per_leaf"], 0, kMaxPositions);
   if (node["oversubscription"])
     dim.oversubscription =
         r.number(node["oversubscription"], 1, false, std::numeric_limits<double>::infinity());

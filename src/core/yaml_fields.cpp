@@ -71,13 +71,16 @@ std::string YamlFields::scalar(const YAML::Node& node) const {
   return node.as<std::string>();
 }
 
-int64_t YamlFields::integer(const YAML::Node& node, int64_t minimum) const {
+int64_t YamlFields::integer(const YAML::Node& node, int64_t minimum, int64_t maximum) const {
   const std::string text = scalar(node);
   const auto v = parse_int64(trim(text));
-  if (v && *v >= minimum) return *v;
-  fail(node, (minimum == 1 ? std::string("expected a positive integer")
-                           : "expected an integer of at least " + std::to_string(minimum)) +
-                 ", found '" + text + "'");
+  if (v && *v >= minimum && *v <= maximum) return *v;
+  const std::string expected =
+      maximum < std::numeric_limits<int64_t>::max()
+          ? "expected an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum)
+      : minimum == 1 ? std::string("expected a positive integer")
+                     : "expected an integer of at least " + std::to_string(minimum);
+  fail(node, expected + ", found '" + text + "'");
 }
 
 double YamlFields::number(const YAML::Node& node, double lo, bool lo_open, double hi) const {

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -33,8 +34,9 @@ class YamlFields {
                       const std::string& where) const;
 
   std::string scalar(const YAML::Node& node) const;
-  // An integer >= minimum.
-  int64_t integer(const YAML::Node& node, int64_t minimum) const;
+  // An integer in [minimum, maximum].
+  int64_t integer(const YAML::Node& node, int64_t minimum,
+                  int64_t maximum = std::numeric_limits<int64_t>::max()) const;
   // A number in [lo, hi], or (lo, hi] when lo_open.
   double number(const YAML::Node& node, double lo, bool lo_open, double hi) const;
 

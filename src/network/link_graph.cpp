@@ -1,6 +1,7 @@
 #include "network/link_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/diagnostics.h"
@@ -94,9 +95,16 @@ LinkGraph::LinkGraph(const Topology& topology, int64_t gpus) : topology_(topolog
         case DimensionKind::Mesh:
           links += static_cast<double>(all) * static_cast<double>(extent_[d] - 1);
           break;
-        case DimensionKind::FatTree:
-          links += 4.0 * servers * static_cast<double>(topology.rail_groups(d));
+        case DimensionKind::FatTree: {
+          // NICs up and down, and leaf-spine links up and down (spines sized by the job).
+          const double per_leaf =
+              topology[d].servers_per_leaf > 0
+                  ? std::min(static_cast<double>(topology[d].servers_per_leaf), servers)
+                  : servers;
+          const double pods = std::ceil(servers / per_leaf);
+          links += 2.0 * static_cast<double>(topology.rail_groups(d)) * (servers + pods * per_leaf);
           break;
+        }
       }
       inside *= static_cast<double>(extent_[d]);
     }
@@ -125,7 +133,9 @@ LinkGraph::LinkGraph(const Topology& topology, int64_t gpus) : topology_(topolog
         f.servers = all / below;
         const int64_t per_leaf = dim.servers_per_leaf > 0 ? dim.servers_per_leaf : f.servers;
         f.pods = (f.servers + per_leaf - 1) / per_leaf;
-        f.spines = per_leaf;
+        // One pod needs no spine; more pods fill every leaf, so per_leaf <= servers there: the
+        // spines are never more than the job's servers (a huge servers_per_leaf costs nothing).
+        f.spines = std::min(per_leaf, f.servers);
         const int64_t rails = topology.rail_groups(d);
         const double nic = topology.nic_bandwidth(d).in_bytes_per_second();
         capacity_.insert(capacity_.end(), static_cast<size_t>(2 * f.servers * rails), nic);

@@ -118,10 +118,15 @@ Json to_json(const Result& r) {
   return j;
 }
 
+// Names are user data and may hold any bytes: invalid UTF-8 is written as U+FFFD, never an error.
+std::string dumped(const Json& j) {
+  return j.dump(2, ' ', false, Json::error_handler_t::replace);
+}
+
 }  // namespace
 
 void write_json(std::ostream& out, const Result& r) {
-  out << to_json(r).dump(2) << "\n";
+  out << dumped(to_json(r)) << "\n";
 }
 
 void write_json(std::ostream& out, const std::vector<Result>& results) {
@@ -129,7 +134,7 @@ void write_json(std::ostream& out, const std::vector<Result>& results) {
   Json jobs = Json::array();
   for (const Result& r : results)
     jobs.push_back(to_json(r));
-  out << Json{{"jobs", std::move(jobs)}}.dump(2) << "\n";
+  out << dumped(Json{{"jobs", std::move(jobs)}}) << "\n";
 }
 
 }  // namespace orrery

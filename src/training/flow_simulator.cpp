@@ -381,10 +381,14 @@ class Simulation {
   void begin_step(uint32_t id) {
     Run& run = runs_[id];
     if (run.step >= run.steps->size()) {  // done: every member's task ends now
-      for (const uint32_t m : run.members)
-        finish_task(m, run.task);
+      // Finishing a task may launch collectives that grow runs_ (and reuse this id): take what
+      // is needed out of the run first, and never touch `run` after.
+      const std::vector<uint32_t> members = std::move(run.members);
+      const uint32_t task = run.task;
       run.members.clear();
       free_runs_.push_back(id);
+      for (const uint32_t m : members)
+        finish_task(m, task);
       return;
     }
     const RoutedStep& s = (*run.steps)[run.step];

@@ -202,6 +202,11 @@ TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
             "c.yaml:10: unknown key 'colour' in the cluster; expected one of: aliases, "
             "description, gpu, name, network, placement, price_per_gpu_hour, price_source, "
             "protocols");
+  // Size keys are bounded at their line: a leaf of more servers than a network may hold GPUs.
+  std::string huge_leaf = kMinimal;
+  huge_leaf += "    servers_per_leaf: 2000000000000\n";
+  EXPECT_EQ(error_of(huge_leaf),
+            "c.yaml:10: expected an integer from 0 to 1099511627776, found '2000000000000'");
   std::string bad_bandwidth = kMinimal;
   bad_bandwidth.replace(bad_bandwidth.find("100 GB/s"), 8, "fast");
   EXPECT_EQ(error_of(bad_bandwidth),

@@ -7,6 +7,16 @@
 namespace orrery {
 namespace {
 
+TEST(LinkGraph, SpinesAreSizedByTheJobNotTheDeclaredLeaf) {
+  // A leaf declared to hold 10^12 servers: a 16-GPU job on 2 servers of 8 has one pod and so no
+  // spine traffic; its links are 2 x 16 switch ports, 2 x 2 x 8 NIC links and at most 2 x 8 x 2
+  // leaf-spine links (one spine per server in the pod): 96, not 10^12.
+  std::vector<Dimension> dims = testing::two_tier().dimensions();
+  dims[1].servers_per_leaf = 1'000'000'000'000;
+  const LinkGraph g(Topology(dims), 16);
+  EXPECT_EQ(g.link_count(), 96u);
+}
+
 TEST(LinkGraph, RoutesAreDimensionOrderAndRailAligned) {
   // two_tier(): servers of 8, 8 rails, 4 servers per leaf (pods), spines shared.
   const Topology t = testing::two_tier();

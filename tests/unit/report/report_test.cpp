@@ -81,6 +81,16 @@ TEST(JsonReport, HasTheDocumentedKeysInSeconds) {
   EXPECT_FALSE(j.contains("device"));
 }
 
+TEST(JsonReport, NamesThatAreNotUtf8AreReplacedNotRefused) {
+  // A name is user data: a byte that is not UTF-8 (0xff) becomes U+FFFD, and the JSON parses.
+  Result r = sample();
+  r.workload = "layer\xff name";
+  std::ostringstream out;
+  EXPECT_NO_THROW(write_json(out, r));
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["workload"].get<std::string>(), "layer\xef\xbf\xbd name");
+}
+
 TEST(JsonReport, ModelAndDeviceForModelLevelFormats) {
   Result r = sample();
   r.device = "A100-SXM4-80GB";
