@@ -1,5 +1,7 @@
 #include "core/diagnostics.h"
 
+#include <algorithm>
+
 namespace orrery {
 namespace {
 
@@ -15,10 +17,39 @@ std::string SourceLocation::to_string() const {
   return line > 0 ? file + ":" + std::to_string(line) : file;
 }
 
-InputError::InputError(const SourceLocation& where, const std::string& message)
-    : std::runtime_error(prefixed(where, message)) {}
+namespace {
 
-InputError::InputError(const std::string& message) : std::runtime_error(message) {}
+// An error is one line a person reads: a quoted token of the input longer than kLongestQuote
+// (a mangled file can hold megabytes on one line) is cut, saying how long it was.
+constexpr size_t kLongestQuote = 80;
+
+std::string cut_long_quotes(const std::string& message) {
+  std::string out;
+  size_t i = 0;
+  while (i < message.size()) {
+    const size_t open = message.find('\'', i);
+    const size_t close = open == std::string::npos ? open : message.find('\'', open + 1);
+    if (close == std::string::npos) break;
+    out.append(message, i, open + 1 - i);
+    const size_t length = close - open - 1;
+    if (length > kLongestQuote)
+      out += message.substr(open + 1, kLongestQuote - 20) + "... (" + std::to_string(length) +
+             " bytes)";
+    else
+      out.append(message, open + 1, length);
+    out += '\'';
+    i = close + 1;
+  }
+  out.append(message, std::min(i, message.size()));
+  return out;
+}
+
+}  // namespace
+
+InputError::InputError(const SourceLocation& where, const std::string& message)
+    : std::runtime_error(cut_long_quotes(prefixed(where, message))) {}
+
+InputError::InputError(const std::string& message) : std::runtime_error(cut_long_quotes(message)) {}
 
 std::string Warning::to_string() const {
   return prefixed(where, message);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/text.h"
+#include "core/time.h"
 
 namespace orrery {
 namespace {
@@ -39,12 +40,26 @@ std::optional<double> scale_of(std::string_view unit, const auto& table) {
 }
 
 constexpr std::array kBandwidthUnits = {
-    Unit{"B/s", 1},           Unit{"KB/s", 1e3},           Unit{"MB/s", 1e6},
-    Unit{"GB/s", 1e9},        Unit{"TB/s", 1e12},          Unit{"KiB/s", 1024.0},
-    Unit{"MiB/s", 1048576.0}, Unit{"GiB/s", 1073741824.0}, Unit{"TiB/s", 1099511627776.0},
-    Unit{"b/s", 1.0 / 8},     Unit{"Kb/s", 1e3 / 8},       Unit{"Mb/s", 1e6 / 8},
-    Unit{"Gb/s", 1e9 / 8},    Unit{"Tb/s", 1e12 / 8},      Unit{"bps", 1.0 / 8},
-    Unit{"Kbps", 1e3 / 8},    Unit{"Mbps", 1e6 / 8},       Unit{"Gbps", 1e9 / 8},
+    Unit{"B/s", 1},
+    Unit{"KB/s", 1e3},
+    Unit{"MB/s", 1e6},
+    Unit{"GB/s", 1e9},
+    Unit{"TB/s", 1e12},
+    Unit{"PB/s", 1e15},
+    Unit{"KiB/s", 1024.0},
+    Unit{"PiB/s", 1125899906842624.0},
+    Unit{"MiB/s", 1048576.0},
+    Unit{"GiB/s", 1073741824.0},
+    Unit{"TiB/s", 1099511627776.0},
+    Unit{"b/s", 1.0 / 8},
+    Unit{"Kb/s", 1e3 / 8},
+    Unit{"Mb/s", 1e6 / 8},
+    Unit{"Gb/s", 1e9 / 8},
+    Unit{"Tb/s", 1e12 / 8},
+    Unit{"bps", 1.0 / 8},
+    Unit{"Kbps", 1e3 / 8},
+    Unit{"Mbps", 1e6 / 8},
+    Unit{"Gbps", 1e9 / 8},
     Unit{"Tbps", 1e12 / 8},
 };
 
@@ -92,7 +107,11 @@ Time parse_duration(std::string_view text) {
   if (number && *number == 0 && unit.empty()) return Time::zero();
   const auto scale = scale_of(unit, kTimeUnits);
   if (!number || !scale || *number < 0) fail("a non-negative duration", "1.5 us", text);
-  return Time::from_seconds(*number * *scale);
+  try {
+    return Time::from_seconds(*number * *scale);
+  } catch (const TimeOverflow&) {
+    fail("a duration of at most 106 days", "1.5 us", text);
+  }
 }
 
 Bytes parse_size(std::string_view text) {

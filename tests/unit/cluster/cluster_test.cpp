@@ -207,6 +207,18 @@ TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
   huge_leaf += "    servers_per_leaf: 2000000000000\n";
   EXPECT_EQ(error_of(huge_leaf),
             "c.yaml:10: expected an integer from 0 to 1099511627776, found '2000000000000'");
+  // A latency beyond Time's range is an error at its line; 1 PB/s, the documented maximum, is a
+  // bandwidth; a token of 100,000 bytes is echoed cut, not whole.
+  std::string far = kMinimal;
+  far.replace(far.find("    bandwidth: 100 GB/s"), 22,
+              "    bandwidth: 1 PB/s\n    latency: 1e20 us");
+  EXPECT_EQ(error_of(far),
+            "c.yaml:6: expected a duration of at most 106 days such as '1.5 us', found '1e20 us'");
+  std::string long_token = kMinimal;
+  long_token.replace(long_token.find("100 GB/s"), 8, std::string(100'000, 'x'));
+  EXPECT_EQ(error_of(long_token),
+            "c.yaml:5: expected a positive bandwidth such as '300 GB/s', found '" +
+                std::string(60, 'x') + "... (100000 bytes)'");
   std::string bad_bandwidth = kMinimal;
   bad_bandwidth.replace(bad_bandwidth.find("100 GB/s"), 8, "fast");
   EXPECT_EQ(error_of(bad_bandwidth),
