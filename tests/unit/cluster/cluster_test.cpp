@@ -210,7 +210,7 @@ TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
   // A latency beyond Time's range is an error at its line; 1 PB/s, the documented maximum, is a
   // bandwidth; a token of 100,000 bytes is echoed cut, not whole.
   std::string far = kMinimal;
-  far.replace(far.find("    bandwidth: 100 GB/s"), 22,
+  far.replace(far.find("    bandwidth: 100 GB/s"), 23,
               "    bandwidth: 1 PB/s\n    latency: 1e20 us");
   EXPECT_EQ(error_of(far),
             "c.yaml:6: expected a duration of at most 106 days such as '1.5 us', found '1e20 us'");
