@@ -55,6 +55,8 @@ void write_cluster_yaml(std::ostream& out, const EquivalentNetwork& n, const std
 int run_convert(const ConvertArgs& a) {
   Diagnostics diagnostics;
   protect_input_file(a.input);
+  check_distinct_outputs(
+      {{"-o", a.output == "-" ? "" : a.output}, {"--cluster-out", a.cluster_output}});
   const std::string content = read_workload_content(a.input);
   if (detect_workload_format(content) != WorkloadFormat::Dfmodel)
     throw InputError({a.input, 1}, "expected a DFModel file (protobuf text or binary) to convert");

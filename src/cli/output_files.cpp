@@ -27,10 +27,49 @@ void write_file(const std::filesystem::path& path,
       throw InputError({path.string(), 0}, "refusing to overwrite an input of this run (" +
                                                input.string() + "); choose another output path");
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError({path.string(), 0}, "cannot write output file");
-  write(out);
-  if (!out) throw InputError({path.string(), 0}, "error while writing output file");
+  std::filesystem::path temporary = path;
+  temporary += ".orrery-partial";
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!out) throw InputError({path.string(), 0}, "cannot write output file");
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      std::error_code ec;
+      std::filesystem::remove(temporary, ec);
+      throw;
+    }
+    if (!out.flush()) {
+      std::error_code ec;
+      std::filesystem::remove(temporary, ec);
+      throw InputError({path.string(), 0}, "error while writing output file");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    throw InputError({path.string(), 0}, "cannot write output file");
+  }
+}
+
+void check_distinct_outputs(
+    const std::vector<std::pair<std::string, std::filesystem::path>>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (!outputs[i].second.empty() && !outputs[j].second.empty() &&
+          std::filesystem::absolute(outputs[i].second).lexically_normal() ==
+              std::filesystem::absolute(outputs[j].second).lexically_normal())
+        throw InputError(outputs[i].first + " and " + outputs[j].first + " name the same path '" +
+                         outputs[i].second.string() + "'; give each output its own");
+}
+
+void check_file_name(const std::string& name, const std::string& flag) {
+  if (name.find_first_of("/\\") != std::string::npos || name == "." || name == ".." ||
+      name.find('\0') != std::string::npos)
+    throw InputError(flag + ": expected a file name without a directory part, found '" + name +
+                     "'");
 }
 
 void ensure_output_directory(const std::filesystem::path& dir) {

@@ -237,6 +237,8 @@ int run_simulate(const SimulateArgs& a) {
     diagnostics.warn({},
                      "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
                      "--compat simai (the event mode models overlap itself; see --no-overlap)");
+  if (!a.run_name.empty()) check_file_name(a.run_name, "--run-name");
+  check_distinct_outputs({{"--csv", a.csv}, {"-o", a.output_dir}});
   if (!simai && !a.run_name.empty())
     diagnostics.warn({},
                      "--run-name names SimAI's EndToEnd.csv rows; it applies only with "

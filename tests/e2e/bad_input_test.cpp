@@ -106,6 +106,26 @@ TEST(BadInput, OutputsNeverReplaceInputs) {
   expect_refused("simulate " + dir.path().string(), "expected a workload file, found a directory");
 }
 
+TEST(BadInput, NothingIsWrittenOutsideTheOutputsOrHalfway) {
+  // A run name is a file name: '../x' would write outside -o DIR. Refused before anything is
+  // written, so DIR is not even created.
+  TempDir dir;
+  const fs::path out = dir.path() / "out";
+  expect_refused(
+      "simulate " + kSeed003 + " --compat simai -o " + out.string() + " --run-name ../escaped",
+      "--run-name: expected a file name without a directory part, found '../escaped'");
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(dir.path() / "escapedEndToEnd.csv"));
+  // Two outputs on one path: refused up front, nothing left behind.
+  expect_refused("simulate " + kSeed003 + " -o " + out.string() + " --csv " + out.string(),
+                 "--csv and -o name the same path");
+  EXPECT_FALSE(fs::exists(out));
+  // A complete run leaves its files and no temporary ones.
+  ASSERT_EQ(orrery("simulate " + kSeed003 + " -o " + out.string()).status, 0);
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_EQ(entry.path().string().find("partial"), std::string::npos) << entry.path();
+}
+
 TEST(BadInput, ReadmeClusterExampleRuns) {
   // The minimal cluster file of the README, as printed there.
   const std::string readme = read_file(kSource + "/README.md");
