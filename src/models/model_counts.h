@@ -21,8 +21,8 @@ struct ParameterCount {
   int64_t norms = 0;           // two per layer and the final norm
   int64_t lm_head = 0;         // hidden x vocab; 0 when tied to the embedding
 
-  // Parameters one token goes through: all but the routed experts it is not sent to (the input
-  // embedding included, as Mistral and DeepSeek count "active" parameters).
+  // Parameters one token goes through: all but the routed experts it is not sent to, the input
+  // embedding included (as Mistral counts Mixtral 8x7B's 12.9B active parameters).
   int64_t active = 0;
 
   int64_t total() const {
