@@ -205,6 +205,17 @@ TEST(Cli, HelpAndPresets) {
     EXPECT_NE(r.out.find(device), std::string::npos) << device;
   r = orrery("presets --show h200");
   EXPECT_NE(r.out.find("bandwidth: 4.8 TB/s"), std::string::npos) << r.out;
+  r = orrery("presets");
+  EXPECT_NE(r.out.find("\nModel presets"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gpt3-175b           174.6 B parameters, 96 layers, hidden 12288, 96 heads"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("mixtral-8x7b        46.7 B parameters (12.9 B active)"), std::string::npos);
+  r = orrery("presets --show llama3.1-405b");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("name: llama3.1-405b\n"), std::string::npos) << r.out;
+  r = orrery("presets --show nemotron-340b");  // an alias
+  EXPECT_NE(r.out.find("name: nemotron4-340b\n"), std::string::npos) << r.out;
 }
 
 TEST(Cli, ClusterFileFromTheUser) {
