@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR ?=
 DEMO_WORKLOAD ?= examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt
 
-.PHONY: deps build demo test bench clean format
+.PHONY: deps build demo test test-sanitize bench clean format
 
 deps:
 	@scripts/install-deps.sh
@@ -20,6 +20,21 @@ demo: deps build
 
 test: deps build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
+
+# The suite under AddressSanitizer and UndefinedBehaviorSanitizer (docs/reliability.md): a
+# RelWithDebInfo build in build-sanitize/, every test but the exhaustive ones (the Release job runs
+# those); Graphviz's own leak is suppressed (tests/sanitizers/lsan.supp).
+SANITIZE_DIR ?= build-sanitize
+SANITIZE_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+test-sanitize: deps
+	@cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORRERY_BENCH=OFF \
+	  $(if $(WERROR),-DORRERY_WERROR=$(WERROR)) -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE_FLAGS)" --log-level=WARNING
+	@cmake --build $(SANITIZE_DIR) -j$(JOBS)
+	cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
+	  ctest --output-on-failure -j$(JOBS) -E 'EdgeDeleted|CycleMode'
 
 bench: deps build
 	$(BUILD_DIR)/bench/orrery_bench
