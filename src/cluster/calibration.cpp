@@ -99,7 +99,8 @@ Params fit_dimension(const Topology& current, size_t d,
 
   // Coarse scans first, of the efficiency and then of the latency scale, so that the fit starts
   // where each parameter matters: a dimension that does not bound the times at the cluster's
-  // efficiency may at a lower one (the NVSwitch, not the NICs, bounds a 2-server ring at 0.94).
+  // efficiency may at a lower one (a 2-server ring runs at the slower of the NVSwitch ports and
+  // the NICs).
   // Ties go to the value nearest the cluster's; a parameter no value of which changes any time
   // is not fitted.
   const auto scan = [&](const std::vector<X>& grid, bool& free) {

@@ -11,12 +11,12 @@
 // base_latency (their ratio kept; both stay within [0, 1 s]). The objective is the sum over all
 // points of log(predicted / measured)^2. First a coarse scan of e (1, 0.95, ..., 0.05) and then
 // of k (0 to 8) picks the start, so that a dimension that does not bound the times at the
-// cluster's efficiency (the NVSwitch, not the NICs, bounds a 2-server ring) is fitted where it
-// does; a parameter no scanned value of which changes any time is not fitted. Then, as the
-// model's time is linear in (1/e, k) for a fixed (algorithm, protocol) choice, Gauss-Newton
-// converges in a few steps: price every point at the current parameters and with each nudged,
-// solve the 2x2 normal equations for the step, clamp it to the bounds, and halve it until the
-// objective falls. Fitted values are rounded to 4 decimals (e and k) before the final pricing,
+// cluster's efficiency (a 2-server ring runs at the slower of the NVSwitch ports and the NICs)
+// is fitted where it does; a parameter no scanned value of which changes any time is not fitted.
+// Then, as the model's time is linear in (1/e, k) for a fixed (algorithm, protocol) choice,
+// Gauss-Newton converges in a few steps: price every point at the current parameters and with each
+// nudged, solve the 2x2 normal equations for the step, clamp it to the bounds, and halve it until
+// the objective falls. Fitted values are rounded to 4 decimals (e and k) before the final pricing,
 // so the written cluster reproduces every reported figure, and kept only where they price the
 // series better than the cluster's own.
 #pragma once
