@@ -226,8 +226,7 @@ std::function<int()> add_calibrate_command(CLI::App& app) {
   auto args = std::make_shared<CalibrateArgs>();
   auto* cmd = app.add_subcommand(
       "calibrate",
-      "Fit a cluster's network (efficiency and latency of the dimensions the logs span) to your "
-      "own nccl-tests logs and write the calibrated cluster file");
+      "Fit a cluster's network to your own nccl-tests logs and write the calibrated cluster");
   cmd->footer(
       "Examples:\n"
       "  orrery calibrate all_reduce_perf.log all_gather_perf.log --cluster hgx-h100 \\\n"
@@ -237,7 +236,7 @@ std::function<int()> add_calibrate_command(CLI::App& app) {
       "reduce_scatter_perf, alltoall_perf, broadcast_perf, reduce_perf, sendrecv_perf) on the\n"
       "first N GPUs of the cluster; its out-of-place times are fitted. Dimensions are fitted\n"
       "innermost first: single-server logs fit the NVSwitch, multi-server logs the fabric.");
-  cmd->add_option("logs", args->logs, "nccl-tests output files")->required();
+  cmd->add_option("NCCL_TESTS_LOG", args->logs, "nccl-tests output files")->required();
   cmd->add_option("--cluster", args->cluster, "Cluster preset or YAML file to calibrate");
   cmd->add_option("-o,--output", args->output, "Calibrated cluster YAML file to write");
   cmd->add_flag("--json", args->json,
