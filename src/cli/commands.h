@@ -13,5 +13,6 @@ std::function<int()> add_simulate_command(CLI::App& app);
 std::function<int()> add_presets_command(CLI::App& app);
 std::function<int()> add_collective_command(CLI::App& app);
 std::function<int()> add_convert_command(CLI::App& app);
+std::function<int()> add_calibrate_command(CLI::App& app);
 
 }  // namespace orrery

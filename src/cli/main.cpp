@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
       {"presets", orrery::add_presets_command(app)},
       {"collective", orrery::add_collective_command(app)},
       {"convert", orrery::add_convert_command(app)},
+      {"calibrate", orrery::add_calibrate_command(app)},
   };
   std::vector<std::string> args(argv + 1, argv + argc);
   args = orrery::expand_simai_flag_aliases(std::move(args));
