@@ -182,9 +182,14 @@ Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
       r.fail(p, "expected protocols: nccl or ideal, found '" + protocols + "'");
     c.network.set_ideal_links(protocols == "ideal");
   }
-  // A GPU with a device preset lends the network its memory bandwidth (own-shard copies).
-  if (const std::string_view device = device_preset_text(c.gpu); !c.gpu.empty() && !device.empty())
-    c.network.set_gpu_memory(parse_device_yaml(device, "preset " + c.gpu).memory_bandwidth);
+  // A GPU with a device preset lends the network its memory bandwidth (own-shard copies) and the
+  // simulators its compute units (collectives overlapping compute take some of them).
+  if (const std::string_view device = device_preset_text(c.gpu);
+      !c.gpu.empty() && !device.empty()) {
+    const Device d = parse_device_yaml(device, "preset " + c.gpu);
+    c.network.set_gpu_memory(d.memory_bandwidth);
+    c.gpu_compute_units = d.compute_units;
+  }
 
   if (const YAML::Node p = root["placement"]) {
     if (!p.IsSequence()) r.fail(p, "expected placement as a list such as [tp, ep, dp, pp]");

@@ -16,8 +16,9 @@ namespace orrery {
 struct Cluster {
   std::string name;
   std::string description;
-  std::string source;  // "preset" or the file it was read from
-  std::string gpu;     // accelerator model name
+  std::string source;             // "preset" or the file it was read from
+  std::string gpu;                // accelerator model name
+  int64_t gpu_compute_units = 0;  // its SMs when a device preset knows it, else 0
 
   // Other preset names it answers to, e.g. "dgx-h100" for hgx-h100.
   std::vector<std::string> aliases;

@@ -26,10 +26,13 @@ void add_forward(PassCost& cost, const PlannedLayer& layer) {
   if (layer.forward.comm) cost.blocking[layer.forward.comm->comm.group] += layer.forward.comm->cost;
 }
 
-PassCost pass_cost(const IterationPlan& plan, size_t micro_batch) {
+// Stage `stage`'s share of one micro-batch pass.
+PassCost pass_cost(const IterationPlan& plan, size_t micro_batch, int64_t stage) {
   PassCost cost;
-  for (const auto& chunk : plan.chunk_layers[micro_batch]) {
-    for (const size_t l : chunk) {
+  const auto& chunks = plan.chunk_layers[micro_batch];
+  for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
+    for (const size_t l : chunks[chunk]) {
+      if (!plan.runs(l, stage, static_cast<int64_t>(chunk))) continue;
       const PlannedLayer& layer = plan.layers[l];
       add_forward(cost, layer);
       for (const size_t r : layer.recompute)
@@ -47,43 +50,53 @@ PassCost pass_cost(const IterationPlan& plan, size_t micro_batch) {
   return cost;
 }
 
-Time backward_span(const IterationPlan& plan, size_t micro_batch) {
+Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage) {
   Time t;
-  for (const auto& chunk : plan.chunk_layers[micro_batch])
-    for (const size_t l : chunk)
-      t += plan.layers[l].input_grad.compute + plan.layers[l].weight_grad.compute;
+  const auto& chunks = plan.chunk_layers[micro_batch];
+  for (size_t c = 0; c < chunks.size(); ++c)
+    for (const size_t l : chunks[c])
+      if (plan.runs(l, stage, static_cast<int64_t>(c)))
+        t += plan.layers[l].input_grad.compute + plan.layers[l].weight_grad.compute;
   return t;
 }
 
-}  // namespace
+// The longest micro-batch pass of any stage: what the pipeline's fill and drain wait on.
+Time longest_pass(const IterationPlan& plan, int64_t stages) {
+  Time longest;
+  for (int64_t s = 0; s < stages; ++s)
+    for (size_t mb = 0; mb < plan.chunk_layers.size(); ++mb)
+      longest = std::max(longest, pass_cost(plan, mb, s).span());
+  return longest;
+}
 
-Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cluster,
-                                     const SimulationOptions& options,
-                                     Diagnostics& diagnostics) const {
-  const IterationPlan plan = plan_iteration(workload, cluster, options, diagnostics);
+// One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
+// and its iteration-level rows, with the overlapped gradient reductions hidden behind the last
+// backward where they fit.
+StageTiming stage_timing(const IterationPlan& plan, int64_t stage, Time longest) {
   const int64_t p = plan.parallelism.pp;
   Breakdown b;
-  Time longest_pass;
   std::map<CommGroup, Time> reductions;  // data-parallel work that may hide behind the backward
   for (size_t mb = 0; mb < plan.chunk_layers.size(); ++mb) {
-    const PassCost cost = pass_cost(plan, mb);
+    const PassCost cost = pass_cost(plan, mb, stage);
     b.compute += cost.compute;
     for (const auto& [group, time] : cost.blocking)
       b.exposed_comm[group] += time;
     for (const auto& [group, time] : cost.async)
       reductions[group] += time;
-    longest_pass = std::max(longest_pass, cost.span());
   }
   // Pipeline fill and drain, in passes: (p - 1) / v when every stage has a micro-batch for each
   // chunk step (m >= p); with fewer micro-batches than stages a chunk round still takes p chunk
   // steps, so each of the v rounds idles (p - m) of them: ((p - m) v + m - 1) / v.
   const int64_t m = plan.micro_batches(), v = plan.chunks;
   const int64_t idle_steps = std::max<int64_t>(p - m, 0) * v + std::min(m, p) - 1;
-  b.bubble = Time::from_ps(longest_pass.ps() * idle_steps / v);
+  b.bubble = Time::from_ps(longest.ps() * idle_steps / v);
+  // Transfers in the pipeline's fill and drain; blocking ones also each pass's send and receive.
   b.p2p = plan.transfer * (2 * (p - 1));
+  if (plan.blocking_p2p && p > 1) b.p2p += plan.transfer * (2 * m * v);
 
   PassCost tail;
   for (const size_t i : plan.iteration_layers) {
+    if (!plan.runs_row(i, stage)) continue;
     const PlannedLayer& layer = plan.layers[i];
     add_forward(tail, layer);
     tail.compute += layer.input_grad.compute + layer.weight_grad.compute;
@@ -107,14 +120,27 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
   if (total_reduction > Time::zero()) {
     const Time window = plan.chunk_layers.empty()
                             ? Time::zero()
-                            : backward_span(plan, plan.chunk_layers.size() - 1);
+                            : backward_span(plan, plan.chunk_layers.size() - 1, stage);
     const Time exposed = std::max(Time::zero(), total_reduction - window);
     for (const auto& [group, time] : reductions)
       b.exposed_comm[group] += Time::from_seconds(exposed.seconds() * (time / total_reduction));
   }
+  return {stage, b.total(), b};
+}
 
-  Result result = plan_result("analytical", workload, cluster, plan, {{0, b.total(), b}});
-  return result;
+}  // namespace
+
+Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cluster,
+                                     const SimulationOptions& options,
+                                     Diagnostics& diagnostics) const {
+  const IterationPlan plan = plan_iteration(workload, cluster, options, diagnostics);
+  // Stages run alike unless the program gives them different layers; then each is costed.
+  const int64_t stages = plan.stage_sets.empty() ? 1 : plan.parallelism.pp;
+  const Time longest = longest_pass(plan, stages);
+  std::vector<StageTiming> timings;
+  for (int64_t s = 0; s < stages; ++s)
+    timings.push_back(stage_timing(plan, s, longest));
+  return plan_result("analytical", workload, cluster, plan, std::move(timings));
 }
 
 }  // namespace orrery

@@ -58,7 +58,9 @@ class CommPricer {
 
   PlannedComm price(const Communication& comm, CommRole role) {
     const CollectiveCost cost = price(comm.kind, comm.group, comm.bytes);
-    return {comm, shapes_[static_cast<size_t>(comm.group)].ranks, cost.time, role, cost.algorithm};
+    return {comm,           shapes_[static_cast<size_t>(comm.group)].ranks,
+            cost.time,      role,
+            cost.algorithm, cost.channels};
   }
 
   CollectiveCost price(CollectiveKind kind, CommGroup group, Bytes bytes) {
@@ -194,6 +196,62 @@ Bytes estimate_transfer_bytes(const Workload& w, Diagnostics& diagnostics) {
   return *found;
 }
 
+// Splits each overlapped gradient reduction (an iteration-level row) into buckets issued during
+// the last micro-batch's backward. The producers are the layers of that pass with weight-gradient
+// compute that run on a stage of the row (in each model chunk that runs them, when a pass lists
+// one chunk); a producer's share of the bytes is its share of their weight-gradient compute.
+// Without a bucket size every producer issues its share; with one, the shares are gathered in
+// backward order until a bucket holds at least that many bytes (Megatron's rule), and the last
+// bucket takes what is left.
+void plan_buckets(IterationPlan& plan, const Program& program, std::optional<Bytes> bucket_bytes,
+                  CommPricer& pricer) {
+  const LayerRange last = program.micro_batches.back();
+  const int64_t pp = plan.parallelism.pp;
+  const int64_t chunks = plan.pass_per_model_chunk ? plan.chunks : 1;
+  struct Producer {
+    size_t layer;
+    int64_t chunk;  // -1: wherever the layer runs
+    double weight;
+  };
+  for (const size_t row : plan.iteration_layers) {
+    const auto& comm = plan.layers[row].weight_grad.comm;
+    if (!comm || comm->role != CommRole::GradientReduction) continue;
+    std::vector<Producer> producers;
+    double total = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+      for (size_t k = last.begin; k < last.end; ++k) {
+        const Time w = program.layers[k].weight_grad.compute;
+        if (w <= Time::zero()) continue;
+        bool shared = plan.stage_sets.empty();
+        for (int64_t s = 0; s < pp && !shared; ++s)
+          shared = plan.runs_row(row, s) &&
+                   (plan.pass_per_model_chunk ? plan.runs(k, s, c) : plan.runs_row(k, s));
+        if (!shared) continue;
+        producers.push_back({k, plan.pass_per_model_chunk ? c : -1, static_cast<double>(w.ps())});
+        total += static_cast<double>(w.ps());
+      }
+    }
+    if (total <= 0) continue;
+    if (bucket_bytes) std::reverse(producers.begin(), producers.end());  // backward order
+    const Bytes bytes = comm->comm.bytes;
+    Bytes assigned = 0, open = 0;
+    double before = 0;
+    for (size_t i = 0; i < producers.size(); ++i) {
+      const bool final = i + 1 == producers.size();
+      before += producers[i].weight;
+      const Bytes upto =
+          final ? bytes : static_cast<Bytes>(static_cast<double>(bytes) * (before / total));
+      open += upto - assigned;
+      assigned = upto;
+      if (!final && bucket_bytes && open < *bucket_bytes) continue;
+      const CollectiveCost cost = pricer.price(comm->comm.kind, comm->comm.group, open);
+      plan.buckets.push_back({producers[i].layer, row, producers[i].chunk, comm->comm.group,
+                              comm->comm.kind, open, cost.time, cost.algorithm, cost.channels});
+      open = 0;
+    }
+  }
+}
+
 }  // namespace
 
 IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
@@ -206,6 +264,7 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
   if (const std::string error = par.validation_error(); !error.empty())
     throw InputError(header, "expected parallel degrees that fit together: " + error);
   plan.overlap = options.overlap;
+  plan.compute_units = options.sm_contention ? cluster.gpu_compute_units : 0;
 
   plan.schedule = options.schedule;
   // The passes the program lists are what runs (the reader warns where ga says otherwise).
@@ -268,10 +327,34 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
     planned.forward = phase(layer.forward, false);
     planned.input_grad = phase(layer.input_grad, false);
     planned.weight_grad = phase(layer.weight_grad, true);
+    // SM contention: the input-gradient collective runs beside the weight-gradient compute.
+    if (const auto& c = planned.input_grad.comm;
+        c && options.overlap && plan.compute_units > 0 && c->channels > 0) {
+      Time& w = planned.weight_grad.compute;
+      w += std::min(c->cost, w)
+               .scaled(static_cast<double>(c->channels) / static_cast<double>(plan.compute_units));
+    }
     if (iteration_level(i)) plan.iteration_layers.push_back(i);
   }
 
+  plan.pass_per_model_chunk = program.pass_per_model_chunk;
+  plan.stage_sets = program.stage_sets;
+  for (const auto& set : plan.stage_sets)
+    if (static_cast<int64_t>(set.size()) != par.pp * par.vpp)
+      throw InputError(header, "expected a stage set for each of the pp x vpp virtual stages");
+  if (plan.pass_per_model_chunk && plan.chunks != par.vpp)
+    throw InputError(header, "a program listing model chunks runs with its " +
+                                 std::to_string(par.vpp) + " chunks per stage only (schedule " +
+                                 std::string(to_string(plan.schedule)) + ")");
+  for (size_t i = 0; i < program.layers.size(); ++i)
+    plan.layers[i].stage_set = program.layers[i].stage_set;
   for (const LayerRange pass : program.micro_batches) {
+    if (plan.pass_per_model_chunk) {
+      std::vector<size_t> layers(pass.size());
+      std::iota(layers.begin(), layers.end(), pass.begin);
+      plan.chunk_layers.emplace_back(static_cast<size_t>(plan.chunks), layers);
+      continue;
+    }
     if (static_cast<int64_t>(pass.size()) < plan.chunks)
       throw InputError(header, "expected vpp (" + std::to_string(plan.chunks) +
                                    ") at most the layers of a micro-batch pass (" +
@@ -317,39 +400,19 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                                  " million it takes; --mode analytical takes any size");
 
   // Gradient buckets over the last micro-batch's backward, by weight-gradient compute.
-  if (options.overlap && !program.micro_batches.empty()) {
-    const LayerRange last = program.micro_batches.back();
-    double total = 0;
-    for (size_t i = last.begin; i < last.end; ++i)
-      total += static_cast<double>(program.layers[i].weight_grad.compute.ps());
-    for (const size_t i : plan.iteration_layers) {
-      auto& comm = plan.layers[i].weight_grad.comm;
-      if (!comm || comm->role != CommRole::GradientReduction || total <= 0) continue;
-      std::vector<size_t> producers;
-      for (size_t k = last.begin; k < last.end; ++k)
-        if (program.layers[k].weight_grad.compute > Time::zero()) producers.push_back(k);
-      Bytes assigned = 0;
-      double before = 0;
-      for (const size_t k : producers) {
-        before += static_cast<double>(program.layers[k].weight_grad.compute.ps());
-        const Bytes upto =
-            k == producers.back()
-                ? comm->comm.bytes
-                : static_cast<Bytes>(static_cast<double>(comm->comm.bytes) * (before / total));
-        const Bytes bytes = upto - assigned;
-        assigned = upto;
-        const CollectiveCost cost = pricer.price(comm->comm.kind, comm->comm.group, bytes);
-        plan.buckets.push_back(
-            {k, comm->comm.group, comm->comm.kind, bytes, cost.time, cost.algorithm});
-      }
-    }
-  }
+  if (options.overlap && !program.micro_batches.empty())
+    plan_buckets(plan, program, workload.gradient_bucket_bytes, pricer);
 
   if (par.pp > 1) {
     plan.transfer_bytes = workload.stage_boundary_bytes.value_or(0);
     if (plan.transfer_bytes == 0)
       plan.transfer_bytes = estimate_transfer_bytes(workload, diagnostics);
     plan.transfer = pricer.transfer(plan.transfer_bytes);
+    if (workload.stage_boundary_gathered && par.tp > 1)
+      plan.transfer +=
+          pricer.price(CollectiveKind::AllGather, CommGroup::Tensor, plan.transfer_bytes * par.tp)
+              .time;
+    plan.blocking_p2p = workload.blocking_p2p;
     plan.transfer_across_servers = pricer.transfer_across_servers();
   }
   return plan;

@@ -3,6 +3,10 @@
 // (micro-batch, model chunk), the stage-to-stage transfer, and how the iteration-level rows run.
 //
 // Rules (documented in docs/event-mode.md):
+// - A collective overlapping compute takes SMs from it: an input-gradient collective overlapping
+//   its layer's weight-gradient compute adds min(cost, compute) x channels / units to that
+//   compute; asynchronous collectives and gradient buckets add cost x channels / units to the
+//   compute that follows them on the stage (stage_program.h).
 // - Collectives in the tensor, expert and pipeline groups block the compute stream. A layer's
 //   input-gradient collective overlaps its own weight-gradient compute when overlap is on.
 // - Weight-gradient collectives of micro-batch layers in a data-parallel group are asynchronous
@@ -41,6 +45,7 @@ struct PlannedComm {
   Time cost;
   CommRole role = CommRole::Blocking;
   Algorithm algorithm = Algorithm::Ring;  // the algorithm the cost was priced with
+  int64_t channels = 0;                   // the SMs its kernel occupies (CollectiveCost::channels)
 };
 
 struct PlannedPhase {
@@ -52,17 +57,21 @@ struct PlannedLayer {
   PlannedPhase forward, input_grad, weight_grad;
   // Layers whose forward re-runs just before this layer's backward (activation recompute).
   std::vector<size_t> recompute;
+  int32_t stage_set = -1;  // Layer::stage_set
 };
 
 // A share of a gradient reduction, issued once `layer`'s weight gradient of the last
 // micro-batch is computed.
 struct GradientBucket {
   size_t layer = 0;
+  size_t row = 0;      // the iteration-level row whose reduction it is a share of
+  int64_t chunk = -1;  // the model chunk whose run of `layer` issues it; -1: any
   CommGroup group = CommGroup::Data;
   CollectiveKind kind = CollectiveKind::ReduceScatter;
   Bytes bytes = 0;
   Time cost;
   Algorithm algorithm = Algorithm::Ring;
+  int64_t channels = 0;
 };
 
 struct IterationPlan {
@@ -70,6 +79,10 @@ struct IterationPlan {
   ScheduleKind schedule = ScheduleKind::OneFOneB;  // resolved, never Auto
   int64_t chunks = 1;                              // model chunks per stage
   bool overlap = true;
+  // The GPU's compute units (0: unknown). A collective that runs beside compute occupies
+  // `channels` of them, so the compute it overlaps slows: over an overlap of duration o it loses
+  // o x channels / units of progress, added to its time (docs/event-mode.md, SM contention).
+  int64_t compute_units = 0;
 
   std::vector<PlannedLayer> layers;  // aligned with Program::layers
   // chunk_layers[micro_batch][chunk]: layer indices in forward order.
@@ -77,11 +90,31 @@ struct IterationPlan {
   std::vector<size_t> iteration_layers;  // iteration-level rows, file order
   std::vector<GradientBucket> buckets;   // empty without overlap
 
-  Bytes transfer_bytes = 0;  // per micro-batch per stage boundary, each direction
-  Time transfer;             // one such transfer
+  // Program::pass_per_model_chunk: every chunk's list holds the whole pass, and stage s runs a
+  // layer of chunk c only when stage_sets says virtual stage c * pp + s does.
+  bool pass_per_model_chunk = false;
+  std::vector<std::vector<bool>> stage_sets;  // Program::stage_sets
+
+  Bytes transfer_bytes = 0;   // per micro-batch per stage boundary, each direction
+  Time transfer;              // one such transfer (with the receiver's all-gather, if gathered)
+  bool blocking_p2p = false;  // Workload::blocking_p2p
   bool transfer_across_servers = false;
 
   int64_t micro_batches() const { return static_cast<int64_t>(chunk_layers.size()); }
+
+  // True when stage `stage` runs `layer` in its model chunk `chunk`.
+  bool runs(size_t layer, int64_t stage, int64_t chunk) const {
+    const int32_t set = layers[layer].stage_set;
+    return set < 0 || stage_sets[static_cast<size_t>(set)]
+                                [static_cast<size_t>(chunk * parallelism.pp + stage)];
+  }
+  // True when stage `stage` runs the iteration-level row `layer` (one of its chunks is in the
+  // row's set).
+  bool runs_row(size_t layer, int64_t stage) const {
+    for (int64_t c = 0; c < parallelism.vpp; ++c)
+      if (runs(layer, stage, c)) return true;
+    return false;
+  }
 };
 
 // The most tasks the stage programs of one iteration may hold (pp x micro-batches x layers x

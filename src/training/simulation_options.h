@@ -31,6 +31,9 @@ struct SimulationOptions {
   std::optional<int64_t> world_size;                  // --gpus: overrides the workload's
   std::optional<std::vector<std::string>> placement;  // overrides the cluster's axis order
   Algorithm algorithm = Algorithm::Auto;              // collective algorithm (--algo)
+  // Collectives running beside compute take SMs from it (iteration_plan.h); false leaves the
+  // term out (orrery simulate --without sm-contention).
+  bool sm_contention = true;
 };
 
 }  // namespace orrery

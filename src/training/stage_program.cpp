@@ -45,7 +45,10 @@ class StageBuilder {
 
   uint32_t compute(Time duration, int64_t receives = -1) {
     StageTask t;
-    t.duration = duration;
+    // SM contention: compute after an asynchronous collective pays the SMs it took.
+    const Time slowed = std::min(contention_, duration);
+    contention_ -= slowed;
+    t.duration = duration + slowed;
     t.receives = receives;
     last_compute_ = add(t);
     pending_.clear();
@@ -65,6 +68,14 @@ class StageBuilder {
     return id;
   }
   uint32_t issue(const PlannedComm& c) { return issue(c.comm.group, c.cost, c.comm, c.algorithm); }
+  // An asynchronous collective (or gradient bucket) overlapping the compute that follows.
+  void issue_async(CommGroup group, Time cost, const Communication& comm, Algorithm algorithm,
+                   int64_t channels) {
+    issue(group, cost, comm, algorithm);
+    if (plan_.overlap && plan_.compute_units > 0 && channels > 0)
+      contention_ +=
+          cost.scaled(static_cast<double>(channels) / static_cast<double>(plan_.compute_units));
+  }
   void blocking(const PlannedComm& c) { pending_.push_back(issue(c)); }
 
   int64_t key(bool forward, int64_t stage, int64_t mb, int64_t chunk) const {
@@ -79,7 +90,8 @@ class StageBuilder {
     t.sends = key(forward, to, mb, chunk);
     t.to_stage = to;
     t.comm = {CollectiveKind::AllGather, CommGroup::Pipeline, plan_.transfer_bytes};
-    add(t, {last_compute_});
+    const uint32_t id = add(t, {last_compute_});
+    if (plan_.blocking_p2p) pending_.push_back(id);  // the schedule waits for the send
   }
 
   // The first task of a pass, with its incoming dependency.
@@ -106,7 +118,7 @@ class StageBuilder {
   void forward(const PipelineOp& op) {
     start_pass(op);
     for (const size_t l : layers_of(op))
-      run_forward(plan_.layers[l]);
+      if (plan_.runs(l, s_, op.chunk)) run_forward(plan_.layers[l]);
     forward_end_[static_cast<size_t>(op.micro_batch * v_ + op.chunk)] = last_compute_;
     if (s_ < p_ - 1)
       send(true, s_ + 1, op.micro_batch, op.chunk);
@@ -119,6 +131,7 @@ class StageBuilder {
     const bool last_micro_batch = op.micro_batch == m_ - 1;
     const auto& layers = layers_of(op);
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+      if (!plan_.runs(*it, s_, op.chunk)) continue;
       const PlannedLayer& layer = plan_.layers[*it];
       for (const size_t r : layer.recompute)
         run_forward(plan_.layers[r]);
@@ -131,13 +144,15 @@ class StageBuilder {
       compute(layer.weight_grad.compute);
       if (const auto& c = layer.weight_grad.comm) {
         if (c->role == CommRole::Async)
-          issue(*c);
+          issue_async(c->comm.group, c->cost, c->comm, c->algorithm, c->channels);
         else
           blocking(*c);
       }
       if (last_micro_batch)
         for (const GradientBucket* b : buckets_by_layer_[*it])
-          issue(b->group, b->cost, {b->kind, b->group, b->bytes}, b->algorithm);
+          if (plan_.runs_row(b->row, s_) && (b->chunk < 0 || b->chunk == op.chunk))
+            issue_async(b->group, b->cost, {b->kind, b->group, b->bytes}, b->algorithm,
+                        b->channels);
       if (plan_.overlap && input_grad_comm != kNone) pending_.push_back(input_grad_comm);
     }
     if (s_ > 0)
@@ -150,7 +165,7 @@ class StageBuilder {
     // Gradient reductions not already issued as buckets.
     for (const size_t i : plan_.iteration_layers) {
       const auto& c = plan_.layers[i].weight_grad.comm;
-      if (!c || c->role != CommRole::GradientReduction) continue;
+      if (!c || c->role != CommRole::GradientReduction || !plan_.runs_row(i, s_)) continue;
       if (!plan_.overlap)
         blocking(*c);
       else if (plan_.buckets.empty())
@@ -161,6 +176,7 @@ class StageBuilder {
 
     std::vector<const PlannedComm*> gathers;
     for (const size_t i : plan_.iteration_layers) {
+      if (!plan_.runs_row(i, s_)) continue;
       const PlannedLayer& layer = plan_.layers[i];
       run_forward(layer);
       compute(layer.input_grad.compute);
@@ -183,6 +199,7 @@ class StageBuilder {
   int64_t s_ = 0, p_ = 1, m_ = 1, v_ = 1;
   StageProgram program_;
   uint32_t last_compute_ = kNone;
+  Time contention_;                // compute time still owed to asynchronous collectives' SMs
   std::vector<uint32_t> pending_;  // collectives the next compute must wait for
   std::array<uint32_t, 5> last_comm_{kNone, kNone, kNone, kNone, kNone};
   std::vector<uint32_t> forward_end_;  // per (micro-batch, chunk): last compute of the forward

@@ -8,6 +8,12 @@
 // training/compute_pricing.h prices them into `compute` on a device before any simulator runs.
 // A Program groups the layers into micro-batch passes and iteration-level rows. How passes are
 // ordered, overlapped and pipelined is the simulator's business (src/training/), not the IR's.
+//
+// Pipeline stages run the same pass unless the program says otherwise. A program generated from a
+// model description (src/models/) lists in each pass the layers of one model chunk (one virtual
+// pipeline stage: chunk c of stage s is virtual stage c * pp + s, Megatron's numbering) and marks
+// each layer with the virtual stages that run it, so the first stage can carry the embedding, the
+// last the LM head, and stages can hold different numbers of layers.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +46,9 @@ struct Layer {
   Phase weight_grad;
   // Operator kind in operator-level workloads ("addmm", "softmax"); empty otherwise.
   std::string op;
+  // The virtual stages that run this layer: an index into Program::stage_sets, or -1 for all.
+  // Iteration-level rows: the stages (a stage runs the row when one of its chunks is in the set).
+  int32_t stage_set = -1;
 };
 
 // Half-open index range [begin, end) into Program::layers.
@@ -55,6 +64,18 @@ struct Program {
   std::vector<LayerRange> micro_batches;  // one pass per micro-batch, in order
   LayerRange before;  // iteration-level rows listed before the first pass (AICB: grad sync, ...)
   LayerRange after;   // iteration-level rows listed after the last pass (AICB: loss, optimizer)
+
+  // false: a pass lists one pipeline stage's layers, which the simulator splits into its model
+  // chunks. true: a pass lists one model chunk's layers, each run where its stage_set says.
+  bool pass_per_model_chunk = false;
+  // stage_sets[k][v]: virtual stage v runs the layers whose stage_set is k.
+  std::vector<std::vector<bool>> stage_sets;
+
+  // True when virtual stage `v` runs `layer`.
+  bool runs_on(const Layer& layer, int64_t v) const {
+    return layer.stage_set < 0 ||
+           stage_sets[static_cast<size_t>(layer.stage_set)][static_cast<size_t>(v)];
+  }
 };
 
 }  // namespace orrery

@@ -33,7 +33,17 @@ struct Workload {
   // Bytes sent between adjacent pipeline stages per micro-batch (each direction), if the file
   // says (AICB "pp_comm").
   std::optional<Bytes> stage_boundary_bytes;
+  // Megatron's scatter/gather of stage-to-stage activations: each tensor-parallel rank sends its
+  // 1/tp share (stage_boundary_bytes) and the receiving tensor group all-gathers the whole.
+  bool stage_boundary_gathered = false;
+  // The schedule waits for each stage-to-stage send and receive before computing on (Megatron's
+  // p2p without overlap); false: transfers run on their own streams beside compute.
+  bool blocking_p2p = false;
   Recompute recompute;
+  // Megatron's gradient buckets: an overlapped gradient reduction is issued in buckets of at least
+  // this many bytes, each when the last micro-batch's backward has produced all its gradients.
+  // Absent: one bucket per layer that produces weight gradients.
+  std::optional<Bytes> gradient_bucket_bytes;
   Program program;
   std::optional<ModelSummary> model;  // from model-level formats
 };
