@@ -16,6 +16,8 @@ std::string_view to_string(KernelClass kind) {
       return "reduction";
     case KernelClass::Copy:
       return "copy";
+    case KernelClass::Attention:
+      return "attention";
   }
   return "?";
 }

@@ -19,9 +19,11 @@ enum class KernelClass : uint8_t {
   Elementwise,  // activation functions, dropout, arithmetic: a stream over the elements
   Reduction,    // sums and means over an axis
   Copy,         // casts, contiguous copies, concatenation, gathers and scatters (no arithmetic)
+  Attention,    // fused (flash) attention: scores, softmax and context in one kernel; `gemm`
+                // gives batch = sequences x heads, m = query and n = key positions, k = head width
 };
 
-// "gemm", "softmax", "layer-norm", "elementwise", "reduction", "copy".
+// "gemm", "softmax", "layer-norm", "elementwise", "reduction", "copy", "attention".
 std::string_view to_string(KernelClass kind);
 
 // batch independent products of (m x k) . (k x n).
@@ -37,7 +39,7 @@ struct ComputeDemand {
   DType dtype = DType::FP32;  // of the arithmetic (GEMM: of the operands)
   double flop = 0;            // floating-point operations (a count)
   Bytes bytes = 0;            // read plus written in device memory
-  GemmExtents gemm;           // Gemm only
+  GemmExtents gemm;           // Gemm and Attention only
   int64_t rows = 0;           // Softmax and LayerNorm: independent rows
 };
 

@@ -27,6 +27,12 @@ struct GemmTile {
 };
 
 struct Device {
+  // The matrix efficiency of GEMMs on `type` operands.
+  double matrix_efficiency_for(DType type) const {
+    const auto it = matrix_efficiency_by_type.find(type);
+    return it == matrix_efficiency_by_type.end() ? matrix_efficiency : it->second;
+  }
+
   std::string name;
   std::vector<std::string> aliases;  // other names it answers to, e.g. "H100-SXM"
   std::string description;
@@ -41,9 +47,19 @@ struct Device {
 
   // Calibrated (see the preset files for the measurements each comes from).
   double matrix_efficiency = 1;  // fraction of matrix peak the best GEMM tile sustains
+  // Per operand type where it differs (FP8 GEMMs sustain a smaller share of their peak).
+  std::map<DType, double> matrix_efficiency_by_type;
   double vector_efficiency = 1;  // fraction of vector peak element-wise kernels sustain
   double memory_efficiency = 1;  // fraction of memory bandwidth streaming kernels sustain
   Time kernel_overhead;          // fixed cost of every kernel (launch, ramp-up, tail)
+  // Fused attention sustains attention_efficiency of the matrix peak on long sequences, and half
+  // of that at a key length of attention_half_sequence tokens (op_cost.h).
+  double attention_efficiency = 1;
+  int64_t attention_half_sequence = 0;
+
+  // Board power (W): the rated maximum (TDP; 0 when not known) and idle (negative when not known).
+  double tdp_watts = 0;
+  double idle_watts = -1;
 
   // GEMM tiling; no tiles: an ideal roofline without wave quantization.
   std::vector<GemmTile> gemm_tiles;

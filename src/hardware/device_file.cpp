@@ -75,7 +75,7 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
     throw InputError({source, 1}, "expected a YAML mapping describing a device");
   f.only_keys(root,
               {"name", "aliases", "description", "compute_units", "matrix", "vector", "memory",
-               "cache", "efficiency", "gemm_tiling"},
+               "cache", "efficiency", "gemm_tiling", "power"},
               "the device");
   Device d;
   d.source = source;
@@ -98,11 +98,33 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
   if (root["cache"]) d.cache = f.quantity(root["cache"], parse_size);
 
   if (const YAML::Node e = root["efficiency"]) {
-    f.only_keys(e, {"matrix", "vector", "memory", "kernel_overhead"}, "efficiency");
+    f.only_keys(e,
+                {"matrix", "matrix_by_type", "vector", "memory", "kernel_overhead", "attention",
+                 "attention_half_sequence"},
+                "efficiency");
     if (e["matrix"]) d.matrix_efficiency = f.fraction(e["matrix"]);
+    if (const YAML::Node by_type = e["matrix_by_type"]) {
+      if (!by_type.IsMap())
+        f.fail(by_type, "expected matrix_by_type to map data types to fractions");
+      for (const auto& entry : by_type) {
+        const auto type = parse_dtype(entry.first.as<std::string>());
+        if (!type) f.fail(entry.first, "expected a data type such as fp8 or bf16");
+        d.matrix_efficiency_by_type[*type] = f.fraction(entry.second);
+      }
+    }
     if (e["vector"]) d.vector_efficiency = f.fraction(e["vector"]);
     if (e["memory"]) d.memory_efficiency = f.fraction(e["memory"]);
     if (e["kernel_overhead"]) d.kernel_overhead = f.quantity(e["kernel_overhead"], parse_duration);
+    d.attention_efficiency = e["attention"] ? f.fraction(e["attention"]) : d.matrix_efficiency;
+    if (e["attention_half_sequence"])
+      d.attention_half_sequence = f.integer(e["attention_half_sequence"], 0, 1 << 24);
+  }
+  if (const YAML::Node p = root["power"]) {
+    f.only_keys(p, {"tdp_watts", "idle_watts"}, "power");
+    d.tdp_watts = f.non_negative(f.required(p, "tdp_watts", "power"));
+    if (p["idle_watts"]) d.idle_watts = f.non_negative(p["idle_watts"]);
+    if (d.idle_watts > d.tdp_watts)
+      f.fail(p["idle_watts"], "expected idle_watts at most tdp_watts");
   }
   if (const YAML::Node t = root["gemm_tiling"]) {
     f.only_keys(t, {"tiles", "reuse", "k_overhead", "split_k"}, "gemm_tiling");

@@ -35,8 +35,9 @@ double intensity(const GemmTile& t) {
 // (s m n 4 bytes, streamed with the operands), and the partial sums are read back and added
 // after the arithmetic (s m n 4 bytes more, not overlapped). s runs from 1 to the device's
 // split_k; the least time wins, as for the tiles.
-double gemm_seconds(const Device& d, const GemmExtents& g, FlopRate peak_rate, double memory) {
-  const double rate = peak_rate.in_flop_per_second() * d.matrix_efficiency;
+double gemm_seconds(const Device& d, const GemmExtents& g, FlopRate peak_rate, double efficiency,
+                    double memory) {
+  const double rate = peak_rate.in_flop_per_second() * efficiency;
   if (d.gemm_tiles.empty())
     return std::max(2.0 * static_cast<double>(g.batch) * static_cast<double>(g.m) *
                         static_cast<double>(g.n) * static_cast<double>(g.k) / rate,
@@ -76,8 +77,14 @@ Time kernel_time(const Device& device, const ComputeDemand& demand) {
   if (demand.kind == KernelClass::Gemm) {
     const GemmExtents& g = demand.gemm;
     if (g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0)
-      seconds =
-          gemm_seconds(device, g, peak(device, device.matrix, demand.dtype, "matrix"), memory);
+      seconds = gemm_seconds(device, g, peak(device, device.matrix, demand.dtype, "matrix"),
+                             device.matrix_efficiency_for(demand.dtype), memory);
+  } else if (demand.kind == KernelClass::Attention && demand.flop > 0) {
+    const auto n = static_cast<double>(demand.gemm.n);
+    const double fill = n / (n + static_cast<double>(device.attention_half_sequence));
+    const double rate = peak(device, device.matrix, demand.dtype, "matrix").in_flop_per_second() *
+                        device.attention_efficiency * fill;
+    seconds = std::max(memory, demand.flop / rate);
   } else if (demand.flop > 0) {
     seconds = std::max(
         memory,

@@ -42,7 +42,8 @@ TEST(Device, MinimalFileGetsIdealDefaults) {
 TEST(Device, ErrorsNameTheLineAndWhatWasExpected) {
   EXPECT_EQ(error_of(std::string(kMinimal) + "cache: 40 MiB\nspeed: fast\n"),
             "d.yaml:10: unknown key 'speed' in the device; expected one of: aliases, cache, "
-            "compute_units, description, efficiency, gemm_tiling, matrix, memory, name, vector");
+            "compute_units, description, efficiency, gemm_tiling, matrix, memory, name, power, "
+            "vector");
   EXPECT_EQ(error_of("name: x\ncompute_units: 4\nmatrix:\n  bf17: 1 TFLOP/s\n"),
             "d.yaml:4: expected a data type (fp64, fp32, tf32, fp16, bf16, fp8, int8) in matrix, "
             "found 'bf17'");

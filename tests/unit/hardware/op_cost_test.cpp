@@ -216,5 +216,35 @@ TEST(Calibration, LargeGemmsApproachTheMeasuredMaximum) {
               794.5 * 0.05);
 }
 
+// toy at 4 TFLOP/s bf16 with attention efficiency 0.5 and half rate at a 1,000-token key length /
+// a 2 GFLOP fused attention over 1,000 keys takes 2e9 / (4e12 x 0.5 x 1000/2000) = 2 ms + 1 us,
+// because short sequences leave the kernel's pipeline part empty.
+TEST(OpCost, FusedAttentionRateFillsWithTheKeyLength) {
+  Device d = toy();
+  d.attention_efficiency = 0.5;
+  d.attention_half_sequence = 1000;
+  ComputeDemand a;
+  a.kind = KernelClass::Attention;
+  a.dtype = DType::BF16;
+  a.flop = 2e9;
+  a.gemm = {1, 1000, 1000, 128};
+  EXPECT_NEAR(us(kernel_time(d, a)), 2000 + 1, 1e-6);
+  a.gemm.n = 1'000'000;  // long sequences approach 0.5 of the peak: 1 ms
+  EXPECT_NEAR(us(kernel_time(d, a)), 1000 * (1'001'000.0 / 1'000'000) + 1, 1e-3);
+}
+
+// toy with an FP8 peak twice bf16's and an FP8 efficiency of 0.5 / a 512^3 GEMM takes as long in
+// FP8 as in bf16, because the per-type efficiency halves the doubled peak.
+TEST(OpCost, MatrixEfficiencyFollowsTheOperandType) {
+  Device d = toy();
+  d.matrix[DType::FP8] = FlopRate::tflop_per_second(8);
+  d.matrix_efficiency_by_type[DType::FP8] = 0.5;
+  ComputeDemand bf16 = gemm(512, 512, 512);
+  ComputeDemand fp8 = bf16;
+  fp8.dtype = DType::FP8;
+  EXPECT_NEAR(us(kernel_time(d, fp8)), us(kernel_time(d, bf16)), 1e-6);
+  EXPECT_DOUBLE_EQ(d.matrix_efficiency_for(DType::BF16), 1.0);
+}
+
 }  // namespace
 }  // namespace orrery
