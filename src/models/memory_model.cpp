@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/model_counts.h"
+#include "models/stage_layout.h"
 
 namespace orrery {
 namespace {
@@ -30,11 +31,6 @@ double layer_shard_parameters(const ModelSpec& spec, const ParallelPlan& plan, i
 }
 
 }  // namespace
-
-bool MemoryEstimate::fits() const {
-  return std::all_of(stages.begin(), stages.end(),
-                     [&](const StageMemory& s) { return s.peak_bytes() <= capacity_bytes; });
-}
 
 std::vector<int64_t> stage_layers(int64_t layers, int64_t stages) {
   std::vector<int64_t> out(static_cast<size_t>(stages), layers / stages);
@@ -86,20 +82,21 @@ MemoryEstimate estimate_memory(const ModelSpec& spec, const ParallelPlan& plan,
                                double capacity_bytes) {
   MemoryEstimate estimate;
   estimate.capacity_bytes = capacity_bytes;
-  const std::vector<int64_t> per_stage = stage_layers(spec.layers, plan.pp);
+  const StageLayout layout =
+      stage_layout(spec.layers, plan.pp, plan.vpp, plan.first_stage_layers, plan.last_stage_layers);
   const ParameterCount whole = parameter_count(spec);
   const auto t = static_cast<double>(plan.tp);
   const auto d = static_cast<double>(plan.dp);
   const double vb = static_cast<double>(plan.value_bytes);
   const double s = static_cast<double>(plan.micro_batch * plan.seq) / static_cast<double>(plan.cp);
   const auto h = static_cast<double>(spec.hidden);
-  int64_t first_layer = 0;
   for (int64_t stage = 0; stage < plan.pp; ++stage) {
     StageMemory m;
     m.stage = stage;
-    m.layers = per_stage[static_cast<size_t>(stage)];
+    const std::vector<int64_t> layers = layout.stage_layer_indices(stage);
+    m.layers = static_cast<int64_t>(layers.size());
     double params = 0, activations = 0, largest_layer = 0;
-    for (int64_t l = first_layer; l < first_layer + m.layers; ++l) {
+    for (const int64_t l : layers) {
       params += layer_shard_parameters(spec, plan, l);
       const double layer = layer_activation_bytes(spec, plan, l);
       largest_layer = std::max(largest_layer, layer);
@@ -107,7 +104,6 @@ MemoryEstimate estimate_memory(const ModelSpec& spec, const ParallelPlan& plan,
                          ? vb * s * h / (plan.sequence_parallel ? t : 1.0)  // the layer's input
                          : layer;
     }
-    first_layer += m.layers;
     const bool first = stage == 0, last = stage == plan.pp - 1;
     if (first) {
       params += static_cast<double>(whole.embedding) / t + static_cast<double>(whole.position);

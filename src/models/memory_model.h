@@ -32,27 +32,9 @@
 
 #include "models/model_spec.h"
 #include "models/parallel_plan.h"
+#include "workload/training_figures.h"
 
 namespace orrery {
-
-struct StageMemory {
-  int64_t stage = 0;
-  int64_t layers = 0;
-  double weights_bytes = 0;
-  double gradients_bytes = 0;
-  double optimizer_bytes = 0;
-  double activations_bytes = 0;
-  double logits_bytes = 0;
-  double peak_bytes() const {
-    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + logits_bytes;
-  }
-};
-
-struct MemoryEstimate {
-  double capacity_bytes = 0;
-  std::vector<StageMemory> stages;
-  bool fits() const;
-};
 
 // Layers of each pipeline stage: as even as possible, the remainder on the middle stages (the
 // first and last carry the embedding and the LM head).

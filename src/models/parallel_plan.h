@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+
+#include "core/dtype.h"
 
 namespace orrery {
 
@@ -12,6 +15,23 @@ enum class RecomputeMode {
   None,       // every activation kept for the backward pass
   Selective,  // the attention core (scores, softmax, dropout) recomputed (Korthikanti et al.)
   Full,       // only each layer's input kept; the layer's forward runs again before its backward
+};
+
+// How the pipeline schedule waits for stage-to-stage transfers.
+enum class P2pMode {
+  Auto,        // as Megatron-LM today: overlapped under the interleaved schedule, else blocking
+  Blocking,    // every send and receive completes before the next compute (Megatron until 2023)
+  Overlapped,  // transfers run beside compute (--overlap-p2p-communication)
+};
+
+// The modelled costs beyond the GEMMs, each of which can be left out to measure what it adds
+// (docs/validation.md, "What each term adds"; orrery simulate --without).
+struct ModelTerms {
+  bool attention = true;    // core attention (scores, softmax, context)
+  bool elementwise = true;  // norms, activations, residuals, dropout, casts, cross entropy
+  bool end_stages = true;   // the embedding on the first stage, LM head and loss on the last
+  bool optimizer = true;    // the Adam step and zeroing of gradients
+  bool fp8_casts = true;    // Transformer Engine's FP8 casts and transposes
 };
 
 struct ParallelPlan {
@@ -25,6 +45,13 @@ struct ParallelPlan {
   int zero = 0;                        // 2: gradients sharded too; 3: parameters too
   bool flash_attention = true;         // false: scores stored (unfused, as Megatron in 2021-22)
   int64_t value_bytes = 2;
+  DType dtype = DType::BF16;
+  P2pMode p2p = P2pMode::Auto;
+  ModelTerms terms;  // of the linear layers' GEMMs (fp8: Transformer Engine's)
+  // Layers of the first and last model chunk when not spread evenly (stage_layout.h).
+  std::optional<int64_t> first_stage_layers, last_stage_layers;
+
+  int64_t world_size() const { return tp * pp * cp * dp; }
 };
 
 }  // namespace orrery

@@ -18,6 +18,7 @@
 #include "workload/communication.h"
 #include "workload/model_summary.h"
 #include "workload/parallelism.h"
+#include "workload/training_figures.h"
 
 namespace orrery {
 
@@ -120,6 +121,8 @@ struct Result {
   std::optional<PeerFigures> peer;
   std::optional<ModelSummary> model;        // the workload's, for model-level formats
   std::optional<DataflowFigures> dataflow;  // dataflow-system figures (DFModel problems)
+  std::optional<MemoryEstimate> memory;     // per stage, for workloads built from a model
+  std::optional<TrainingFigures> training;  // throughput, MFU, cost, for the same
   std::vector<Warning> warnings;
   int64_t simulated_tasks = 0;           // size of the event simulation (0 for closed forms)
   int64_t flows = 0;                     // flow mode: transfers simulated as flows

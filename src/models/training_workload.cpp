@@ -1,0 +1,646 @@
+#include "models/training_workload.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "models/model_counts.h"
+#include "models/stage_layout.h"
+
+namespace orrery {
+namespace {
+
+constexpr int64_t kGradientBytes = 4;  // fp32 gradients (Megatron's main_grad), reduced as such
+
+std::string str(int64_t n) {
+  return std::to_string(n);
+}
+
+// Refuses a plan Megatron-LM would not run, naming the flag.
+void check_plan(const ModelSpec& spec, const ParallelPlan& p) {
+  const auto need = [](bool ok, const std::string& message) {
+    if (!ok) throw std::invalid_argument(message);
+  };
+  need(p.tp >= 1 && p.pp >= 1 && p.vpp >= 1 && p.cp >= 1 && p.ep >= 1 && p.dp >= 1,
+       "--tp/--pp/--vpp/--cp/--ep: expected positive degrees");
+  need(p.cp == 1,
+       "--cp " + str(p.cp) +
+           ": context parallelism is not generated yet (docs/models.md, Scope and limitations)");
+  need(p.tp <= spec.heads && spec.heads % p.tp == 0,
+       "--tp " + str(p.tp) + ": expected a divisor of the " + str(spec.heads) + " attention heads");
+  need(spec.kv_heads % p.tp == 0, "--tp " + str(p.tp) + ": expected a divisor of the " +
+                                      str(spec.kv_heads) + " key-value heads (Megatron's rule)");
+  if (spec.moe) {
+    need(spec.moe->experts % p.ep == 0, "--ep " + str(p.ep) + ": expected a divisor of the " +
+                                            str(spec.moe->experts) + " experts");
+    need(p.tp == 1 || p.sequence_parallel,
+         "--tp " + str(p.tp) +
+             ": a MoE model with tensor parallelism needs --sequence-parallel (Megatron's rule)");
+  } else {
+    need(p.ep == 1, "--ep " + str(p.ep) + ": '" + spec.name + "' has no experts");
+  }
+  need(p.dp % p.ep == 0, "--ep " + str(p.ep) + ": expected a divisor of the data-parallel degree " +
+                             str(p.dp) + " (experts are spread over data-parallel ranks)");
+  need(p.micro_batch >= 1 && p.micro_batches >= 1,
+       "--gbs/--mbs: expected at least one micro-batch");
+  need(p.vpp == 1 || p.pp > 1, "--vpp " + str(p.vpp) + ": interleaving needs --pp above 1");
+  need(p.vpp == 1 || p.micro_batches >= p.pp,
+       "--vpp " + str(p.vpp) + ": the interleaved schedule needs at least pp (" + str(p.pp) +
+           ") micro-batches per iteration, the plan has " + str(p.micro_batches) +
+           " (raise --gbs or lower --mbs)");
+  need(p.seq >= 1, "--seq: expected a positive sequence length");
+}
+
+ComputeDemand gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch = 1,
+                   int64_t out_bytes = 2) {
+  ComputeDemand d;
+  d.kind = KernelClass::Gemm;
+  d.dtype = dtype;
+  d.gemm = {batch, m, n, k};
+  const auto in = static_cast<double>(size_in_bytes(dtype));
+  const auto b = static_cast<double>(batch);
+  d.flop = 2.0 * b * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  d.bytes = static_cast<Bytes>(
+      b * (in * static_cast<double>(m * k + k * n) + static_cast<double>(out_bytes * m * n)));
+  return d;
+}
+
+ComputeDemand streaming(KernelClass kind, double bytes, int64_t rows = 0) {
+  ComputeDemand d;
+  d.kind = kind;
+  d.dtype = DType::BF16;
+  d.bytes = static_cast<Bytes>(bytes);
+  d.rows = rows;
+  return d;
+}
+
+// Fused attention over `heads` heads of `sequences` sequences: causal forward FLOPs 2 s^2 d per
+// head (half of the full QK^T and PV), times `factor` (2.5 for the backward pass).
+ComputeDemand fused_attention(int64_t sequences, int64_t heads, int64_t seq, int64_t qk_dim,
+                              int64_t v_dim, double factor, int64_t kv_heads) {
+  ComputeDemand d;
+  d.kind = KernelClass::Attention;
+  d.dtype = DType::BF16;
+  d.gemm = {sequences * heads, seq, seq, qk_dim};
+  const auto s = static_cast<double>(seq);
+  d.flop =
+      factor * static_cast<double>(sequences * heads) * s * s * static_cast<double>(qk_dim + v_dim);
+  d.bytes = static_cast<Bytes>(
+      factor * 2.0 * static_cast<double>(sequences) * s *
+      static_cast<double>(heads * (qk_dim + v_dim) + kv_heads * (qk_dim + v_dim)));
+  return d;
+}
+
+Communication comm(CollectiveKind kind, CommGroup group, double bytes) {
+  return {kind, group, static_cast<Bytes>(bytes)};
+}
+
+// Builds the records of one pass and the iteration-level rows.
+class Generator {
+ public:
+  Generator(const ModelSpec& spec, const ParallelPlan& plan)
+      : spec_(spec),
+        p_(plan),
+        layout_(stage_layout(spec.layers, plan.pp, plan.vpp, plan.first_stage_layers,
+                             plan.last_stage_layers)) {
+    t_ = p_.tp;
+    tokens_ = p_.micro_batch * p_.seq;
+    sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
+    vb_ = static_cast<double>(p_.value_bytes);
+    y_ = static_cast<double>(tokens_ * spec_.hidden) * vb_;  // one full activation, bytes
+  }
+
+  TrainingWorkload build() {
+    TrainingWorkload out;
+    Workload& w = out.workload;
+    w.name = spec_.name;
+    w.source = spec_.name;
+    w.format = "model";
+    w.policy = "megatron";
+    Parallelism& par = w.parallelism;
+    par.tp = t_;
+    par.pp = p_.pp;
+    par.ep = p_.ep;
+    par.vpp = p_.vpp;
+    par.micro_batches = p_.micro_batches;
+    par.world_size = p_.world_size();
+    // Stage-to-stage activations: 1/t of them per rank (sequence parallelism shards them
+    // already; without it Megatron scatters them and the receiving tensor group gathers).
+    w.stage_boundary_bytes =
+        static_cast<Bytes>(static_cast<double>(tokens_ / t_ * spec_.hidden) * vb_);
+    w.stage_boundary_gathered = !p_.sequence_parallel && t_ > 1;
+    w.blocking_p2p = p_.p2p == P2pMode::Blocking || (p_.p2p == P2pMode::Auto && p_.vpp == 1);
+    w.gradient_bucket_bytes = std::max<int64_t>(40'000'000, 1'000'000 * p_.dp) * kGradientBytes;
+
+    Program& program = w.program;
+    program.pass_per_model_chunk = true;
+    for (int64_t mb = 0; mb < p_.micro_batches; ++mb) {
+      const size_t begin = program.layers.size();
+      pass(w);
+      program.micro_batches.push_back({begin, program.layers.size()});
+    }
+    program.after.begin = program.layers.size();
+    iteration_rows(program);
+    program.after.end = program.layers.size();
+    program.stage_sets = std::move(sets_);
+
+    out.global_batch = p_.micro_batch * p_.micro_batches * p_.dp;
+    out.tokens = out.global_batch * p_.seq;
+    out.model_flop = model_flops_per_token(spec_, p_.seq) * static_cast<double>(out.tokens);
+    out.hardware_flop_per_gpu = hardware_flop_per_gpu(w);
+    ModelSummary summary;
+    summary.parameters = parameter_count(spec_).total();
+    summary.layers = spec_.layers;
+    summary.forward_flop = out.model_flop / 3;
+    w.model = summary;
+    return out;
+  }
+
+ private:
+  // The stage set of the virtual stages `runs` selects, shared between equal sets.
+  int32_t set_of(const std::vector<bool>& runs) {
+    if (std::all_of(runs.begin(), runs.end(), [](bool b) { return b; })) return -1;
+    const auto it = std::find(sets_.begin(), sets_.end(), runs);
+    if (it != sets_.end()) return static_cast<int32_t>(it - sets_.begin());
+    sets_.push_back(runs);
+    return static_cast<int32_t>(sets_.size() - 1);
+  }
+
+  Layer& record(Program& program, std::string name, int32_t set) {
+    Layer& l = program.layers.emplace_back();
+    l.name = std::move(name);
+    l.stage_set = set;
+    return l;
+  }
+
+  // One model chunk's pass: the embedding where virtual stage 0 runs it, layer slots k = 0, 1, ...
+  // (slot k of virtual stage v is layer first[v] + k, dense or MoE), the LM head on the last.
+  void pass(Workload& w) {
+    Program& program = w.program;
+    const size_t begin = program.layers.size();
+    const int64_t vs = layout_.virtual_stages();
+    std::vector<bool> only(static_cast<size_t>(vs), false);
+    only[0] = true;
+    if (p_.terms.end_stages) embedding(program, set_of(only));
+    const int64_t slots = *std::max_element(layout_.layers.begin(), layout_.layers.end());
+    for (int64_t k = 0; k < slots; ++k) {
+      std::vector<bool> dense(static_cast<size_t>(vs), false), moe = dense;
+      for (int64_t v = 0; v < vs; ++v) {
+        if (k >= layout_.layers[static_cast<size_t>(v)]) continue;
+        const int64_t layer = layout_.first[static_cast<size_t>(v)] + k;
+        (spec_.is_moe_layer(layer) ? moe : dense)[static_cast<size_t>(v)] = true;
+      }
+      for (const bool is_moe : {false, true}) {
+        const auto& runs = is_moe ? moe : dense;
+        if (std::none_of(runs.begin(), runs.end(), [](bool b) { return b; })) continue;
+        transformer_layer(w, set_of(runs), is_moe, "layer " + str(k + 1));
+      }
+    }
+    std::fill(only.begin(), only.end(), false);
+    only.back() = true;
+    if (p_.terms.end_stages) lm_head(program, set_of(only));
+    if (!p_.terms.elementwise)  // only the GEMMs and the attention kernels remain
+      for (size_t i = begin; i < program.layers.size(); ++i)
+        for (Phase* phase : {&program.layers[i].forward, &program.layers[i].input_grad,
+                             &program.layers[i].weight_grad})
+          std::erase_if(phase->kernels, [](const ComputeDemand& k) {
+            return k.kind != KernelClass::Gemm && k.kind != KernelClass::Attention;
+          });
+  }
+
+  // Kernels ---------------------------------------------------------------------------------
+
+  double act_bytes(int64_t rows, int64_t width) const {
+    return static_cast<double>(rows) * static_cast<double>(width) * vb_;
+  }
+  ComputeDemand norm(int64_t rows, double factor = 1) const {
+    return streaming(KernelClass::LayerNorm, factor * 2 * act_bytes(rows, spec_.hidden), rows);
+  }
+  // Bias, dropout and residual add over the layer's sequence-parallel shard: two reads, a write
+  // and a one-byte mask (Megatron's fused kernel).
+  ComputeDemand residual(double factor = 1) const {
+    return streaming(KernelClass::Elementwise,
+                     factor * (3 * act_bytes(sp_tokens_, spec_.hidden) +
+                               static_cast<double>(sp_tokens_ * spec_.hidden)));
+  }
+  // A linear layer (tokens x in -> out): forward, input-gradient and weight-gradient GEMMs; the
+  // weight gradient accumulates into fp32 (read and write of in x out x 4 bytes). In FP8
+  // (Transformer Engine) each pass also casts its bf16 operand: the input to fp8 (read 2, write 1
+  // byte per value), the output gradient to fp8 and its transpose (read 2, write 2), and the
+  // saved fp8 input transposed for the weight gradient (read 1, write 1).
+  struct Linear {
+    ComputeDemand forward, input_grad, weight_grad;
+    std::vector<ComputeDemand> casts[3];  // forward, input gradient, weight gradient
+  };
+  Linear linear(int64_t tokens, int64_t in, int64_t out, int64_t batch = 1,
+                bool high_precision = false) const {
+    const DType type = high_precision && p_.dtype == DType::FP8 ? DType::BF16 : p_.dtype;
+    Linear l{gemm(tokens, out, in, type, batch),
+             gemm(tokens, in, out, type, batch),
+             gemm(in, out, tokens, type, batch, 8),
+             {}};
+    if (type == DType::FP8 && p_.terms.fp8_casts) {
+      const auto values = [&](int64_t width) {
+        return static_cast<double>(batch * tokens) * static_cast<double>(width);
+      };
+      l.casts[0].push_back(streaming(KernelClass::Copy, 3 * values(in)));
+      l.casts[1].push_back(streaming(KernelClass::Copy, 4 * values(out)));
+      l.casts[2].push_back(streaming(KernelClass::Copy, 2 * values(in)));
+    }
+    return l;
+  }
+  static void add_casts(Layer& layer, const Linear& l) {
+    Phase* phases[3] = {&layer.forward, &layer.input_grad, &layer.weight_grad};
+    for (int k = 0; k < 3; ++k)
+      phases[k]->kernels.insert(phases[k]->kernels.end(), l.casts[k].begin(), l.casts[k].end());
+  }
+
+  // Records ---------------------------------------------------------------------------------
+
+  void embedding(Program& program, int32_t set) {
+    Layer& e = record(program, "embedding", set);
+    e.forward.kernels.push_back(
+        streaming(KernelClass::Copy, 2 * act_bytes(tokens_, spec_.hidden)));  // gather rows
+    if (t_ > 1)
+      e.forward.comm =
+          comm(p_.sequence_parallel ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+               CommGroup::Tensor, y_);
+    if (t_ > 1 && p_.sequence_parallel)
+      e.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+    e.weight_grad.kernels.push_back(  // scatter-add into the fp32 table gradient
+        streaming(KernelClass::Copy, act_bytes(tokens_, spec_.hidden) +
+                                         8.0 * static_cast<double>(tokens_ * spec_.hidden)));
+  }
+
+  void lm_head(Program& program, int32_t set) {
+    Layer& n = record(program, "final norm", set);
+    n.forward.kernels.push_back(norm(sp_tokens_));
+    n.input_grad.kernels.push_back(norm(sp_tokens_, 1.5));
+    if (t_ > 1 && p_.sequence_parallel)
+      n.forward.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+    Layer& h = record(program, "LM head and loss", set);
+    const int64_t shard = (spec_.vocab + t_ - 1) / t_;
+    const Linear head = linear(tokens_, spec_.hidden, shard, 1, true);  // not an FP8 layer
+    // Cross entropy over the vocabulary shard: the logits cast to fp32, max, exp and sum, and
+    // the gradient written back (Megatron's vocab-parallel kernel: about three fp32 passes).
+    const double logits = static_cast<double>(tokens_ * shard);
+    h.forward.kernels = {head.forward,
+                         streaming(KernelClass::Softmax, logits * (2 + 3 * 4), tokens_)};
+    if (t_ > 1)  // max, target logit and sum of exponentials: N fp32 values each
+      h.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Tensor,
+                            3.0 * 4 * static_cast<double>(tokens_));
+    h.input_grad.kernels = {streaming(KernelClass::Elementwise, logits * (4 + 2)), head.input_grad};
+    if (t_ > 1)
+      h.input_grad.comm =
+          comm(p_.sequence_parallel ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+               CommGroup::Tensor, y_);
+    h.weight_grad.kernels = {head.weight_grad};
+  }
+
+  void transformer_layer(Workload& w, int32_t set, bool moe, const std::string& name) {
+    Program& program = w.program;
+    const size_t first = program.layers.size();
+    attention_block(program, set, name);
+    if (moe)
+      moe_block(program, set, name);
+    else
+      mlp_block(program, set, name);
+    if (p_.recompute == RecomputeMode::Full) {
+      record(program, name + " end", set);  // the recompute trigger: re-run [first, here)
+      w.recompute.checkpoints.push_back(static_cast<int64_t>(first));
+      w.recompute.triggers.push_back(static_cast<int64_t>(program.layers.size() - 1));
+    }
+  }
+
+  // Core attention's kernels for one micro-batch on one tensor-parallel rank.
+  std::vector<ComputeDemand> core_attention(bool backward) const {
+    const int64_t heads = spec_.heads / t_, kv = spec_.kv_heads / t_;
+    const int64_t qk = spec_.attention == AttentionKind::Mla ? spec_.head_dim + spec_.mla.rope_dim
+                                                             : spec_.head_dim;
+    const int64_t vd =
+        spec_.attention == AttentionKind::Mla ? spec_.mla.v_head_dim : spec_.head_dim;
+    const int64_t s = p_.seq, b = p_.micro_batch;
+    if (!p_.terms.attention) return {};
+    if (p_.flash_attention) return {fused_attention(b, heads, s, qk, vd, backward ? 2.5 : 1.0, kv)};
+    // Unfused (Megatron 2021-22): QK^T and PV as batched GEMMs over the full s x s scores, the
+    // fused scale-mask-softmax and the attention dropout (a one-byte mask) over them.
+    const double scores = static_cast<double>(b * heads * s) * static_cast<double>(s);
+    if (!backward)
+      return {gemm(s, s, qk, DType::BF16, b * heads),
+              streaming(KernelClass::Softmax, scores * 2 * vb_, b * heads * s),
+              streaming(KernelClass::Elementwise, scores * (2 * vb_ + 1)),
+              gemm(s, vd, s, DType::BF16, b * heads)};
+    return {gemm(s, s, vd, DType::BF16, b * heads),  // d(probabilities) = dO V^T
+            gemm(s, vd, s, DType::BF16, b * heads),  // dV = P^T dO
+            streaming(KernelClass::Elementwise, scores * (2 * vb_ + 1)),
+            streaming(KernelClass::Softmax, scores * 3 * vb_, b * heads * s),
+            gemm(s, qk, s, DType::BF16, b * heads),   // dQ = dS K
+            gemm(s, qk, s, DType::BF16, b * heads)};  // dK = dS^T Q
+  }
+
+  // The query/key/value projections' output width on one tensor-parallel rank.
+  int64_t qkv_width() const {
+    if (spec_.attention == AttentionKind::Mla)
+      return spec_.heads * (spec_.head_dim + spec_.mla.rope_dim) / t_ +
+             spec_.heads * (spec_.head_dim + spec_.mla.v_head_dim) / t_;
+    return (spec_.heads + 2 * spec_.kv_heads) * spec_.head_dim / t_;
+  }
+  int64_t context_width() const {
+    const int64_t vd =
+        spec_.attention == AttentionKind::Mla ? spec_.mla.v_head_dim : spec_.head_dim;
+    return spec_.heads * vd / t_;
+  }
+
+  void attention_block(Program& program, int32_t set, const std::string& name) {
+    const bool sp = p_.sequence_parallel && t_ > 1;
+    const int64_t h = spec_.hidden;
+    const Linear qkv = linear(tokens_, h, qkv_width());
+    const Linear out = linear(tokens_, context_width(), h);
+    // Norm (its own record with sequence parallelism: the all-gather follows it).
+    Layer* a = &record(program, name + " attention", set);
+    if (sp) {
+      a->name = name + " attention norm";
+      a->forward.kernels.push_back(norm(sp_tokens_));
+      a->input_grad.kernels.push_back(norm(sp_tokens_, 1.5));
+      a->forward.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+      a = &record(program, name + " attention", set);
+    } else {
+      a->forward.kernels.push_back(norm(tokens_));
+      a->input_grad.kernels.push_back(norm(tokens_, 1.5));
+    }
+    a->forward.kernels.push_back(qkv.forward);
+    if (spec_.position == Position::Rope)
+      a->forward.kernels.push_back(
+          streaming(KernelClass::Elementwise,
+                    2 * act_bytes(tokens_, (spec_.heads + spec_.kv_heads) * spec_.head_dim / t_)));
+    for (const ComputeDemand& k : core_attention(false))
+      a->forward.kernels.push_back(k);
+    if (p_.recompute == RecomputeMode::Selective)
+      for (const ComputeDemand& k : core_attention(false))
+        a->input_grad.kernels.push_back(k);
+    for (const ComputeDemand& k : core_attention(true))
+      a->input_grad.kernels.push_back(k);
+    a->input_grad.kernels.push_back(qkv.input_grad);
+    if (t_ > 1)
+      a->input_grad.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+                                CommGroup::Tensor, y_);
+    a->weight_grad.kernels.push_back(qkv.weight_grad);
+    add_casts(*a, qkv);
+
+    Layer& o = record(program, name + " attention output", set);
+    o.forward.kernels.push_back(out.forward);
+    o.input_grad.kernels.push_back(out.input_grad);
+    o.weight_grad.kernels.push_back(out.weight_grad);
+    add_casts(o, out);
+    if (t_ > 1)
+      o.forward.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+                            CommGroup::Tensor, y_);
+    if (sp)  // the saved input shard gathered again for the QKV weight gradient
+      o.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+    if (!sp) {
+      o.forward.kernels.push_back(residual());
+      o.input_grad.kernels.push_back(residual(1.5));
+    }
+  }
+
+  // The record that closes a block under sequence parallelism: residual, then the next block's
+  // norm and all-gather; backward, the all-gather of the block output's gradient.
+  Layer& residual_and_norm(Program& program, int32_t set, const std::string& name, bool gather) {
+    Layer& r = record(program, name, set);
+    r.forward.kernels = {residual(), norm(sp_tokens_)};
+    r.input_grad.kernels = {norm(sp_tokens_, 1.5), residual(1.5)};
+    if (gather) r.forward.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+    r.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+    return r;
+  }
+
+  void mlp_block(Program& program, int32_t set, const std::string& name) {
+    const bool sp = p_.sequence_parallel && t_ > 1;
+    const int64_t h = spec_.hidden, f = spec_.ffn_hidden / t_;
+    const int64_t up = spec_.activation == Activation::Swiglu ? 2 * f : f;
+    const Linear fc1 = linear(tokens_, h, up);
+    const Linear fc2 = linear(tokens_, f, h);
+    Layer* m = nullptr;
+    if (sp) {
+      residual_and_norm(program, set, name + " attention residual, MLP norm", true);
+      m = &record(program, name + " MLP", set);
+    } else {
+      m = &record(program, name + " MLP", set);
+      m->forward.kernels.push_back(norm(tokens_));
+      m->input_grad.kernels.push_back(norm(tokens_, 1.5));
+    }
+    m->forward.kernels.push_back(fc1.forward);
+    m->forward.kernels.push_back(activation(f, false));
+    m->input_grad.kernels = {activation(f, true), fc1.input_grad};
+    if (t_ > 1)
+      m->input_grad.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+                                CommGroup::Tensor, y_);
+    m->weight_grad.kernels.push_back(fc1.weight_grad);
+    add_casts(*m, fc1);
+
+    Layer& o = record(program, name + " MLP output", set);
+    o.forward.kernels.push_back(fc2.forward);
+    o.input_grad.kernels.push_back(fc2.input_grad);
+    o.weight_grad.kernels.push_back(fc2.weight_grad);
+    add_casts(o, fc2);
+    if (t_ > 1)
+      o.forward.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+                            CommGroup::Tensor, y_);
+    if (sp) {
+      o.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+      Layer& r = record(program, name + " MLP residual", set);
+      r.forward.kernels.push_back(residual());
+      r.input_grad.kernels.push_back(residual(1.5));
+      r.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+    } else {
+      o.forward.kernels.push_back(residual());
+      o.input_grad.kernels.push_back(residual(1.5));
+    }
+  }
+
+  // The MLP's activation over `width` columns per token: GeLU / squared ReLU read one matrix and
+  // write one; SwiGLU reads two; backward reads input and gradient(s) and writes gradient(s).
+  ComputeDemand activation(int64_t width, bool backward, int64_t rows = -1) const {
+    const int64_t n = rows < 0 ? tokens_ : rows;
+    const double m = act_bytes(n, width);
+    const bool glu = spec_.activation == Activation::Swiglu;
+    return streaming(KernelClass::Elementwise,
+                     backward ? (glu ? 5 * m : 3 * m) : (glu ? 3 * m : 2 * m));
+  }
+
+  void moe_block(Program& program, int32_t set, const std::string& name) {
+    const MoeSpec& e = *spec_.moe;
+    const int64_t h = spec_.hidden;
+    const int64_t routed = sp_tokens_ * e.top_k;  // token copies this rank sends
+    const double sent = act_bytes(routed, h);
+    const bool sp = t_ > 1;  // check_plan: tp > 1 implies sequence parallelism here
+    // Router, top-k and permutation on the rank's tokens.
+    Layer& r = sp ? residual_and_norm(program, set, name + " attention residual, MoE norm", false)
+                  : record(program, name + " MoE norm", set);
+    if (!sp) {
+      r.forward.kernels.push_back(norm(tokens_));
+      r.input_grad.kernels.push_back(norm(tokens_, 1.5));
+    }
+    Layer& router = record(program, name + " MoE router", set);
+    const Linear gate = linear(sp_tokens_, h, e.experts, 1, true);
+    const double scores = static_cast<double>(sp_tokens_ * e.experts) * 4;
+    router.forward.kernels = {gate.forward, streaming(KernelClass::Softmax, 3 * scores, sp_tokens_),
+                              streaming(KernelClass::Copy, 2 * sent)};
+    router.input_grad.kernels = {streaming(KernelClass::Copy, 2 * sent),
+                                 streaming(KernelClass::Elementwise, 3 * scores), gate.input_grad};
+    router.weight_grad.kernels = {gate.weight_grad};
+    const auto a2a = [&] { return comm(CollectiveKind::AllToAll, CommGroup::Expert, sent); };
+    if (p_.ep > 1) router.forward.comm = a2a();
+    if (t_ > 1) {  // the experts are sharded over tp: gather the routed tokens
+      Layer& g = record(program, name + " MoE token gather", set);
+      g.forward.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, sent * t_);
+      if (p_.ep > 1) g.input_grad.comm = a2a();
+    }
+    // Local experts: rows per expert under balanced routing, each expert 1/t of its width.
+    const int64_t local = e.experts / p_.ep;
+    const int64_t rows = std::max<int64_t>(1, sp_tokens_ * t_ * e.top_k * p_.ep / e.experts);
+    const int64_t f = e.ffn_hidden / t_;
+    const int64_t up = spec_.activation == Activation::Swiglu ? 2 * f : f;
+    const Linear fc1 = linear(rows, h, up, local), fc2 = linear(rows, f, h, local);
+    Layer& x = record(program, name + " MoE experts", set);
+    x.forward.kernels = {fc1.forward, activation(f, false, rows * local), fc2.forward};
+    x.input_grad.kernels = {fc2.input_grad, activation(f, true, rows * local), fc1.input_grad};
+    x.weight_grad.kernels = {fc1.weight_grad, fc2.weight_grad};
+    add_casts(x, fc1);
+    add_casts(x, fc2);
+    if (t_ > 1) {
+      x.forward.comm = comm(CollectiveKind::ReduceScatter, CommGroup::Tensor, sent * t_);
+      x.input_grad.comm = comm(CollectiveKind::ReduceScatter, CommGroup::Tensor, sent * t_);
+      Layer& s = record(program, name + " MoE token scatter", set);
+      if (p_.ep > 1) s.forward.comm = a2a();
+      s.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, sent * t_);
+    } else if (p_.ep > 1) {
+      x.forward.comm = a2a();
+      x.input_grad.comm = a2a();
+    }
+    // Unpermute (weighted sum of the expert outputs), shared experts, residual.
+    Layer& c = record(program, name + " MoE combine", set);
+    c.forward.kernels = {streaming(KernelClass::Copy, sent + act_bytes(sp_tokens_, h))};
+    c.input_grad.kernels = {streaming(KernelClass::Copy, 2 * sent)};
+    if (e.shared_experts > 0) {
+      const int64_t fs = e.shared_experts * e.shared_ffn_hidden;
+      const int64_t sup = spec_.activation == Activation::Swiglu ? 2 * fs : fs;
+      const Linear s1 = linear(sp_tokens_, h, sup), s2 = linear(sp_tokens_, fs, h);
+      c.forward.kernels.insert(c.forward.kernels.end(),
+                               {s1.forward, activation(fs, false, sp_tokens_), s2.forward});
+      c.input_grad.kernels.insert(c.input_grad.kernels.end(),
+                                  {s2.input_grad, activation(fs, true, sp_tokens_), s1.input_grad});
+      c.weight_grad.kernels = {s1.weight_grad, s2.weight_grad};
+      add_casts(c, s1);
+      add_casts(c, s2);
+    }
+    c.forward.kernels.push_back(residual());
+    c.input_grad.kernels.push_back(residual(1.5));
+    if (p_.ep > 1) c.input_grad.comm = a2a();
+  }
+
+  // Iteration-level rows of each stage: gradient reduction (dense and expert parameters),
+  // the optimizer, and the distributed optimizer's parameter all-gather.
+  void iteration_rows(Program& program) {
+    const int64_t vs = layout_.virtual_stages();
+    const ParameterCount whole = parameter_count(spec_);
+    const bool sharded = p_.distributed_optimizer || p_.zero >= 1;
+    for (int64_t s = 0; s < p_.pp; ++s) {
+      double dense = 0, expert = 0;
+      for (const int64_t l : layout_.stage_layer_indices(s)) {
+        const ParameterCount c = layer_parameter_count(spec_, l);
+        dense += static_cast<double>(c.attention + c.mlp + c.shared_experts) / t_ +
+                 static_cast<double>(c.router + c.norms);
+        expert += static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep);
+      }
+      if (s == 0) dense += static_cast<double>(whole.embedding) / t_ + whole.position;
+      if (s == p_.pp - 1)
+        dense += static_cast<double>(spec_.tied_embeddings && p_.pp > 1 ? whole.embedding
+                                                                        : whole.lm_head) /
+                     t_ +
+                 static_cast<double>(spec_.hidden);
+      std::vector<bool> only(static_cast<size_t>(vs), false);
+      only[static_cast<size_t>(s)] = true;  // chunk 0 of stage s: the row runs on stage s
+      const int32_t set = p_.pp > 1 ? set_of(only) : -1;
+      const std::string stage = p_.pp > 1 ? " (stage " + str(s) + ")" : "";
+      const auto reduction = [&](const std::string& what, CommGroup group, double params,
+                                 int64_t replicas) {
+        if (replicas <= 1 || params <= 0) return;
+        Layer& g = record(program, what + " gradient reduction" + stage, set);
+        g.weight_grad.comm =
+            comm(sharded ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, group,
+                 params * kGradientBytes);
+      };
+      reduction("dense", CommGroup::Data, dense, p_.dp);
+      reduction("expert", CommGroup::ExpertData, expert, p_.dp / p_.ep);
+      // Adam over the local shard: read the fp32 gradient, read and write the fp32 master weight,
+      // momentum and variance, write the bf16 weight (30 bytes), the gradient-norm read (4); then
+      // zero the whole fp32 gradient buffer (4 per local parameter).
+      const double dense_shard = sharded ? dense / static_cast<double>(p_.dp) : dense;
+      const double expert_shard =
+          sharded ? expert / static_cast<double>(std::max<int64_t>(1, p_.dp / p_.ep)) : expert;
+      if (p_.terms.optimizer) {
+        Layer& o = record(program, "optimizer" + stage, set);
+        o.forward.kernels = {streaming(KernelClass::Elementwise, 34 * (dense_shard + expert_shard)),
+                             streaming(KernelClass::Copy, 4 * (dense + expert))};
+      }
+      if (sharded && p_.dp > 1) {
+        Layer& g = record(program, "parameter all-gather" + stage, set);
+        g.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, dense * vb_);
+        if (expert > 0 && p_.dp / p_.ep > 1) {
+          Layer& x = record(program, "expert parameter all-gather" + stage, set);
+          x.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::ExpertData, expert * vb_);
+        }
+      }
+    }
+  }
+
+  // Per GPU, averaged over stages: the FLOPs of every kernel each stage runs in an iteration.
+  double hardware_flop_per_gpu(const Workload& w) const {
+    const Program& program = w.program;
+    std::vector<double> recomputed(program.layers.size(), 0);
+    for (size_t k = 0; k < w.recompute.triggers.size(); ++k)
+      for (auto l = static_cast<size_t>(w.recompute.checkpoints[k]);
+           l < static_cast<size_t>(w.recompute.triggers[k]); ++l)
+        recomputed[l] += 1;
+    const auto flop = [](const Phase& phase) {
+      double f = 0;
+      for (const ComputeDemand& k : phase.kernels)
+        f += k.flop;
+      return f;
+    };
+    double total = 0;
+    const int64_t vs = layout_.virtual_stages();
+    for (size_t i = 0; i < program.layers.size(); ++i) {
+      const Layer& l = program.layers[i];
+      const double once =
+          flop(l.forward) * (1 + recomputed[i]) + flop(l.input_grad) + flop(l.weight_grad);
+      if (once == 0) continue;
+      int64_t runs = 0;
+      if (i >= program.after.begin) {
+        runs = 1;  // an iteration-level row runs on one stage
+      } else {
+        for (int64_t v = 0; v < vs; ++v)
+          runs += program.runs_on(l, v) ? 1 : 0;
+      }
+      total += once * static_cast<double>(runs);
+    }
+    return total / static_cast<double>(p_.pp);
+  }
+
+  const ModelSpec& spec_;
+  const ParallelPlan& p_;
+  StageLayout layout_;
+  int64_t t_ = 1, tokens_ = 0, sp_tokens_ = 0;
+  double vb_ = 2, y_ = 0;
+  std::vector<std::vector<bool>> sets_;
+};
+
+}  // namespace
+
+TrainingWorkload generate_training_workload(const ModelSpec& spec, const ParallelPlan& plan) {
+  check_plan(spec, plan);
+  return Generator(spec, plan).build();
+}
+
+}  // namespace orrery

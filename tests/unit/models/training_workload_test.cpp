@@ -1,0 +1,148 @@
+// The generated Megatron-LM iteration (models/training_workload.h) against hand counts.
+#include "models/training_workload.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "models/model_counts.h"
+#include "models/model_file.h"
+
+namespace orrery {
+namespace {
+
+ParallelPlan plan(int64_t tp, int64_t pp, int64_t micro_batches) {
+  ParallelPlan p;
+  p.tp = tp;
+  p.pp = pp;
+  p.micro_batches = micro_batches;
+  p.seq = 2048;
+  p.flash_attention = false;
+  return p;
+}
+
+double flop(const Phase& phase, KernelClass kind) {
+  double f = 0;
+  for (const ComputeDemand& k : phase.kernels)
+    if (k.kind == kind) f += k.flop;
+  return f;
+}
+
+// The records of transformer layer `n` (1-based) in the first pass.
+std::vector<const Layer*> layer_records(const Workload& w, int n) {
+  std::vector<const Layer*> records;
+  const std::string prefix = "layer " + std::to_string(n) + " ";
+  for (size_t i = 0; i < w.program.micro_batches[0].end; ++i)
+    if (w.program.layers[i].name.starts_with(prefix)) records.push_back(&w.program.layers[i]);
+  return records;
+}
+
+// GPT-3 175B, TP 8, no sequence parallelism, unfused attention / one layer's forward GEMMs on one
+// GPU are 2 N (3h^2 + h^2 + 4h^2 + 4h^2) / t = 24 N h^2 / t with N = 2048 tokens, plus QK^T and PV
+// 4 N s h / t, because Megatron shards every linear layer and the heads over t.
+TEST(TrainingWorkload, Gpt3LayerFlopsAreMegatronsCount) {
+  const ModelSpec gpt3 = load_model("gpt3-175b");
+  const TrainingWorkload t = generate_training_workload(gpt3, plan(8, 8, 8));
+  const double n = 2048, h = 12288;
+  double forward = 0, backward = 0;
+  int all_reduces = 0;
+  for (const Layer* l : layer_records(t.workload, 1)) {
+    forward += flop(l->forward, KernelClass::Gemm);
+    backward += flop(l->input_grad, KernelClass::Gemm) + flop(l->weight_grad, KernelClass::Gemm);
+    for (const Phase* p : {&l->forward, &l->input_grad})
+      if (p->comm && p->comm->kind == CollectiveKind::AllReduce) {
+        ++all_reduces;
+        EXPECT_EQ(p->comm->group, CommGroup::Tensor);
+        EXPECT_EQ(p->comm->bytes, 2048 * 12288 * 2);  // N h values, 2 bytes each
+      }
+  }
+  EXPECT_NEAR(forward, 24 * n * h * h / 8 + 4 * n * 2048 * h / 8, 1e3);
+  // Backward: each linear's two GEMMs (2x) and the attention GEMMs' four (2x).
+  EXPECT_NEAR(backward, 2 * forward, 1e3);
+  EXPECT_EQ(all_reduces, 4);  // two forward, two backward (Megatron's f and g)
+}
+
+// GPT-3 175B on PP 8 / the embedding runs on virtual stage 0 only and the LM head on the last,
+// so those stages are the heavier ones; the model's FLOPs per iteration are Megatron's
+// 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
+TEST(TrainingWorkload, EmbeddingAndHeadRunOnTheEndStages) {
+  const ModelSpec gpt3 = load_model("gpt3-175b");
+  const TrainingWorkload t = generate_training_workload(gpt3, plan(8, 8, 8));
+  const Program& p = t.workload.program;
+  ASSERT_TRUE(p.pass_per_model_chunk);
+  for (size_t i = 0; i < p.micro_batches[0].end; ++i) {
+    const Layer& l = p.layers[i];
+    if (l.name == "embedding") {
+      EXPECT_TRUE(p.runs_on(l, 0));
+      EXPECT_FALSE(p.runs_on(l, 1));
+    }
+    if (l.name == "LM head and loss") {
+      EXPECT_TRUE(p.runs_on(l, 7));
+      EXPECT_FALSE(p.runs_on(l, 6));
+    }
+  }
+  const double b = 8, s = 2048, l = 96, h = 12288, v = 51200;
+  EXPECT_NEAR(t.model_flop, 72 * b * s * l * h * h * (1 + s / (6 * h) + v / (12 * l * h)),
+              1e-9 * t.model_flop);
+  EXPECT_EQ(t.tokens, 8 * 2048);
+  EXPECT_EQ(t.workload.parallelism.micro_batches, 8);
+  EXPECT_EQ(*t.workload.stage_boundary_bytes, 2048 * 12288 * 2 / 8);  // scattered over tp
+  EXPECT_TRUE(t.workload.stage_boundary_gathered);
+}
+
+// Full recompute / every layer is a recompute span ending in its own trigger record, because
+// Megatron re-runs each layer's whole forward (its collectives too) before its backward.
+TEST(TrainingWorkload, FullRecomputeReRunsEveryLayer) {
+  const ModelSpec gpt3 = load_model("gpt3-175b");
+  ParallelPlan p = plan(8, 8, 2);
+  p.recompute = RecomputeMode::Full;
+  const TrainingWorkload t = generate_training_workload(gpt3, p);
+  // 12 layer slots per pass (96 / 8), two passes.
+  EXPECT_EQ(t.workload.recompute.triggers.size(), 24u);
+  EXPECT_EQ(t.workload.recompute.checkpoints.size(), 24u);
+}
+
+// Mixtral 8x7B with EP 8, TP 1 / a MoE layer dispatches and combines its routed tokens over the
+// expert group: four all-to-alls of N k h values per layer (two forward, two backward).
+TEST(TrainingWorkload, MoeLayersExchangeTokensOverTheExpertGroup) {
+  const ModelSpec mixtral = load_model("mixtral-8x7b");
+  ParallelPlan p = plan(1, 1, 1);
+  p.ep = 8;
+  p.dp = 8;
+  p.flash_attention = true;
+  const TrainingWorkload t = generate_training_workload(mixtral, p);
+  int a2a = 0;
+  for (const Layer* l : layer_records(t.workload, 1))
+    for (const Phase* ph : {&l->forward, &l->input_grad})
+      if (ph->comm && ph->comm->kind == CollectiveKind::AllToAll) {
+        ++a2a;
+        EXPECT_EQ(ph->comm->group, CommGroup::Expert);
+        EXPECT_EQ(ph->comm->bytes, 2048 * 2 * 4096 * 2);
+      }
+  EXPECT_EQ(a2a, 4);
+}
+
+// Plans Megatron-LM would refuse are refused, naming the flag.
+TEST(TrainingWorkload, ImpossiblePlansNameTheFlag) {
+  const ModelSpec gpt3 = load_model("gpt3-175b");
+  const auto error = [&](ParallelPlan p) {
+    try {
+      generate_training_workload(gpt3, p);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(plan(5, 1, 1)), "--tp 5: expected a divisor of the 96 attention heads");
+  ParallelPlan interleaved = plan(8, 8, 4);
+  interleaved.vpp = 2;
+  EXPECT_EQ(error(interleaved),
+            "--vpp 2: the interleaved schedule needs at least pp (8) micro-batches per "
+            "iteration, the plan has 4 (raise --gbs or lower --mbs)");
+  ParallelPlan experts = plan(8, 1, 1);
+  experts.ep = 2;
+  EXPECT_EQ(error(experts), "--ep 2: 'gpt3-175b' has no experts");
+}
+
+}  // namespace
+}  // namespace orrery
