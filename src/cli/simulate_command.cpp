@@ -18,10 +18,12 @@
 #include "core/quantity.h"
 #include "core/text.h"
 #include "formats/workload_reader.h"
+#include "models/model_file.h"
 #include "report/json_report.h"
 #include "report/layer_csv.h"
 #include "report/op_table.h"
 #include "report/text_summary.h"
+#include "scenario/scenario.h"
 #include "training/analytical_simulator.h"
 #include "training/compute_pricing.h"
 #include "training/event_simulator.h"
@@ -31,8 +33,23 @@
 namespace orrery {
 namespace {
 
+// The parallel plan of a --model run (flags as Megatron-LM spells them).
+struct PlanArgs {
+  int64_t tp = 1, pp = 1, cp = 1, vpp = 1, mbs = 1;
+  std::optional<int64_t> gbs, seq, first_stage_layers, last_stage_layers;
+  std::string recompute = "none", attention = "flash", dtype = "bf16", p2p = "auto";
+  bool sequence_parallel = false, distributed_optimizer = false;
+  int zero = 0;
+  std::optional<double> train_tokens;
+  std::vector<std::string> without;  // terms left out (validation ablations)
+  bool given = false;                // some plan flag was given
+  std::string given_flag;            // the first one, for the error without --model
+};
+
 struct SimulateArgs {
   std::vector<std::string> workloads;
+  std::string model;
+  PlanArgs plan;
   std::string format;
   std::string cluster = "simai-default";
   std::optional<int64_t> gpus;
@@ -105,19 +122,8 @@ Cluster cluster_for(const SimulateArgs& a) {
   return c;
 }
 
-// SimAI's -nv, -nic, -g_p_s, -n_p_s from a switch + fat-tree cluster.
-simai::Options simai_options(const Cluster& cluster) {
-  const auto out = cluster.scale_out();
-  if (!out || cluster.network[0].kind != DimensionKind::Switch)
-    throw InputError("--compat simai needs a cluster of switch servers on a fat-tree; '" +
-                     cluster.name + "' is not one");
-  simai::Options o;
-  o.nvlink_busbw = cluster.network[0].effective().in_gib_per_second();
-  o.nic_busbw = cluster.network[*out].effective().in_gib_per_second();
-  o.gpus_per_server = cluster.network[0].size;
-  o.nics_per_server = cluster.network[*out].rails;
-  return o;
-}
+// The cluster of a --model run without --cluster.
+constexpr const char* kModelCluster = "hgx-h100";
 
 ReaderOptions reader_options(const SimulateArgs& a) {
   ReaderOptions o;
@@ -125,56 +131,61 @@ ReaderOptions reader_options(const SimulateArgs& a) {
   o.backward_ratio = a.backward_ratio;
   if (!a.comm_dtype.empty()) o.comm_dtype = parse_dtype(a.comm_dtype);
   o.graph_config = a.graph_config;
-  o.ep = a.ep.value_or(1);
   return o;
 }
 
-// Options that the workload's format does not use are reported, not silently dropped.
-void warn_unused_options(const SimulateArgs& a, const Workload& w, Diagnostics& diagnostics) {
-  const auto unused = [&](bool given, const std::string& flag, const std::string& format) {
-    if (given && w.format != format)
-      diagnostics.warn({}, flag + " applies to " + format + " workloads only; ignored");
-  };
-  unused(a.layers.has_value(), "--layers", "neusight");
-  unused(a.backward_ratio.has_value(), "--backward-ratio", "neusight");
-  unused(!a.comm_dtype.empty(), "--comm-dtype", "neusight");
-  unused(!a.graph_config.empty(), "--graph-config", "torchviz");
-  unused(a.ep.has_value(), "--ep", "torchviz");
+RecomputeMode recompute_mode(const std::string& name) {
+  if (name == "full") return RecomputeMode::Full;
+  if (name == "selective") return RecomputeMode::Selective;
+  return RecomputeMode::None;
 }
 
-// --dp sets the data-parallel degree; a workload that does not say how many GPUs run it (and no
-// --gpus) runs data-parallel over one server of the cluster.
-void set_world_size(const SimulateArgs& a, Workload& w, const Cluster& cluster,
-                    Diagnostics& diagnostics) {
-  Parallelism& p = w.parallelism;
-  if (a.dp) {
-    p.world_size = *a.dp * p.tp * p.pp;
-  } else if (!w.world_size_from_file && !a.gpus) {
-    const int64_t gpus = cluster.gpus_per_server();
-    diagnostics.warn({}, "'" + w.name +
-                             "' does not say how many GPUs run it; data-parallel over one "
-                             "server of '" +
-                             cluster.name + "' (" + std::to_string(gpus) + " GPUs; use --dp)");
-    p.world_size = std::max(gpus, p.ep) * p.tp * p.pp;
+// --model and the plan flags as a model scenario; the plan flags without --model are refused.
+std::optional<ModelScenario> model_scenario(const SimulateArgs& a) {
+  const PlanArgs& p = a.plan;
+  if (a.model.empty()) {
+    if (p.given) throw InputError(p.given_flag + " describes a parallel plan for --model");
+    return std::nullopt;
   }
-  // --ep carves expert-parallel groups out of the data-parallel ranks: a flag error, not the
-  // file's.
-  const int64_t world = a.gpus.value_or(p.world_size);
-  if (a.ep && w.format == "torchviz" && p.tp * p.pp > 0 && world % (p.tp * p.pp) == 0 &&
-      (world / (p.tp * p.pp)) % *a.ep != 0)
-    throw InputError("--ep " + std::to_string(*a.ep) +
-                     ": expected a divisor of the data-parallel degree, " +
-                     std::to_string(world / (p.tp * p.pp)) +
-                     (a.dp     ? " (--dp)"
-                      : a.gpus ? " (--gpus)"
-                               : " (one server of the cluster; set --dp)"));
+  ModelScenario m;
+  m.spec = load_model(a.model);
+  ParallelPlan& plan = m.plan;
+  plan.tp = p.tp;
+  plan.pp = p.pp;
+  plan.cp = p.cp;
+  plan.ep = a.ep.value_or(1);
+  plan.vpp = p.vpp;
+  plan.micro_batch = p.mbs;
+  plan.seq = p.seq.value_or(m.spec.seq);
+  plan.recompute = recompute_mode(p.recompute);
+  plan.sequence_parallel = p.sequence_parallel;
+  plan.distributed_optimizer = p.distributed_optimizer;
+  plan.zero = p.zero;
+  plan.flash_attention = p.attention != "unfused";
+  plan.dtype = *parse_dtype(p.dtype);
+  plan.p2p = p.p2p == "blocking"     ? P2pMode::Blocking
+             : p.p2p == "overlapped" ? P2pMode::Overlapped
+                                     : P2pMode::Auto;
+  for (const std::string& term : p.without) {
+    if (term == "attention") plan.terms.attention = false;
+    if (term == "elementwise") plan.terms.elementwise = false;
+    if (term == "end-stages") plan.terms.end_stages = false;
+    if (term == "optimizer") plan.terms.optimizer = false;
+    if (term == "fp8-casts") plan.terms.fp8_casts = false;
+  }
+  plan.first_stage_layers = p.first_stage_layers;
+  plan.last_stage_layers = p.last_stage_layers;
+  if (!p.gbs) throw InputError("--model: expected --gbs (sequences per iteration)");
+  m.global_batch = *p.gbs;
+  m.gpus = a.gpus;
+  m.train_tokens = p.train_tokens;
+  return m;
 }
 
 int run_simulate(const SimulateArgs& a) {
-  Diagnostics diagnostics;
   for (const std::string& input : a.workloads)
     protect_input_file(input);
-  for (const std::string* input : {&a.cluster, &a.device, &a.graph_config})
+  for (const std::string* input : {&a.cluster, &a.device, &a.graph_config, &a.model})
     protect_input_file(*input);
   std::optional<WorkloadFormat> format;
   if (!a.format.empty()) format = parse_workload_format(a.format);
@@ -205,104 +216,46 @@ int run_simulate(const SimulateArgs& a) {
       return simulate_dataflow(d);
     }
   }
-  if (a.dp && a.gpus) throw InputError("--dp and --gpus both set the world size; give one");
-  const Cluster cluster = cluster_for(a);
-  std::vector<Workload> workloads;
-  std::vector<std::string> devices;  // that priced each workload's compute, or empty
-  // Warnings about one workload go to its own summary; `diagnostics` holds the run's.
-  std::vector<Diagnostics> job_diagnostics(a.workloads.size());
-  for (size_t k = 0; k < a.workloads.size(); ++k) {
-    Diagnostics& job = job_diagnostics[k];
-    Workload w = read_workload_file(a.workloads[k], format, reader_options(a), job);
-    warn_unused_options(a, w, job);
-    set_world_size(a, w, cluster, job);
-    std::string device;
-    if (has_compute_demands(w)) {
-      const Device d = compute_device(cluster, a.device, job);
-      price_compute(w, d);
-      device = d.name;
-    } else if (!a.device.empty()) {
-      job.warn({}, "--device: '" + w.name + "' gives its compute times; no device model applies");
-    }
-    workloads.push_back(std::move(w));
-    devices.push_back(device);
-  }
-  const bool several = workloads.size() > 1;
-
-  std::vector<Result> results;
-  std::optional<simai::Report> simai_report;
-  const bool simai = a.compat == "simai";
-  const std::string mode = !a.mode.empty() ? a.mode : simai ? "analytical" : "event";
-  if (!simai && (a.dp_overlap || a.tp_overlap || a.ep_overlap || a.pp_overlap))
-    diagnostics.warn({},
-                     "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
-                     "--compat simai (the event mode models overlap itself; see --no-overlap)");
   if (!a.run_name.empty()) check_file_name(a.run_name, "--run-name");
   check_distinct_outputs({{"--csv", a.csv}, {"-o", a.output_dir}});
-  if (!simai && !a.run_name.empty())
-    diagnostics.warn({},
-                     "--run-name names SimAI's EndToEnd.csv rows; it applies only with "
-                     "--compat simai");
-  if (several && (simai || !a.csv.empty()))
-    throw InputError("several workloads: --compat and --csv take one workload (use -o DIR)");
-  if (simai) {
-    const Workload& workload = workloads.front();
-    if (workload.format != "simai")
-      throw InputError("--compat simai reproduces SimAI on SimAI workloads; this one is " +
-                       workload.format);
-    if (mode != "analytical")
-      throw InputError("--compat simai reproduces SimAI's analytical mode; use --mode analytical");
-    if (workload.policy == "DATA")
-      throw InputError(
-          {workload.source, 1},
-          "--compat simai supports the HYBRID_TRANSFORMER policies; SimAI's analytical "
-          "report for DATA is not reproduced");
-    simai::Options o = simai_options(cluster);
-    o.gpus = a.gpus.value_or(workload.parallelism.world_size);
-    o.dp_overlap = a.dp_overlap.value_or(0);
-    o.tp_overlap = a.tp_overlap.value_or(0);
-    o.ep_overlap = a.ep_overlap.value_or(0);
-    o.pp_overlap = a.pp_overlap.value_or(1);
-    simai_report = simai::run_analytical(workload, o, job_diagnostics.front());
-    results.push_back(simai::to_result(workload, o, *simai_report));
-    results.back().cluster = cluster.name;
-  } else {
-    SimulationOptions options;
-    options.schedule = *parse_schedule(a.schedule);
-    options.overlap = !a.no_overlap;
-    options.world_size = a.gpus;
-    options.algorithm = *parse_algorithm(a.algorithm);
-    if (mode == "flow") {
-      std::vector<const Workload*> jobs;
-      for (const Workload& w : workloads)
-        jobs.push_back(&w);
-      std::vector<Diagnostics*> sinks;
-      for (Diagnostics& d : job_diagnostics)
-        sinks.push_back(&d);
-      results = FlowSimulator().simulate_jobs(jobs, cluster, options, sinks);
-    } else {
-      if (several)
-        diagnostics.warn({}, "several workloads in " + mode +
-                                 " mode run independently; only --mode flow makes them share the "
-                                 "network");
-      std::unique_ptr<Simulator> simulator;
-      if (mode == "event")
-        simulator = std::make_unique<EventSimulator>();
-      else
-        simulator = std::make_unique<AnalyticalSimulator>();
-      for (size_t k = 0; k < workloads.size(); ++k)
-        results.push_back(simulator->simulate(workloads[k], cluster, options, job_diagnostics[k]));
-    }
+  const bool simai = a.compat == "simai";
+  if (a.workloads.size() > 1 && !a.csv.empty())
+    throw InputError("several workloads: --csv takes one workload (use -o DIR)");
+
+  Scenario scenario;
+  scenario.workload_files = a.workloads;
+  scenario.format = format;
+  scenario.reader = reader_options(a);
+  scenario.model = model_scenario(a);
+  if (!scenario.model) scenario.reader_ep = a.ep;
+  // A model needs a GPU to price its compute; the SimAI-default cluster names none.
+  SimulateArgs with_cluster = a;
+  if (scenario.model && !a.cluster_given) with_cluster.cluster = kModelCluster;
+  scenario.cluster = cluster_for(with_cluster);
+  scenario.device = a.device;
+  scenario.dp = a.dp;
+  if (!scenario.model) scenario.gpus = a.gpus;
+  scenario.mode = a.mode;
+  scenario.compat = a.compat;
+  scenario.simai = {a.dp_overlap, a.tp_overlap, a.ep_overlap, a.pp_overlap};
+  scenario.options.schedule = *parse_schedule(a.schedule);
+  scenario.options.overlap = !a.no_overlap;
+  scenario.options.algorithm = *parse_algorithm(a.algorithm);
+  for (const std::string& term : a.plan.without)
+    if (term == "sm-contention") scenario.options.sm_contention = false;
+  Prediction prediction = predict(scenario);
+  if (!simai && !a.run_name.empty()) {
+    Warning unused;
+    unused.message =
+        "--run-name names SimAI's EndToEnd.csv rows; it applies only with --compat simai";
+    for (Result& r : prediction.results)
+      r.warnings.insert(r.warnings.begin(), unused);
   }
-  for (size_t k = 0; k < results.size() && k < workloads.size(); ++k) {
-    results[k].device = devices[k];
-    results[k].model = workloads[k].model;
-  }
-  for (size_t k = 0; k < results.size(); ++k) {
-    results[k].warnings = diagnostics.warnings();
-    const auto& own = job_diagnostics[k].warnings();  // one result per workload
-    results[k].warnings.insert(results[k].warnings.end(), own.begin(), own.end());
-  }
+  const std::vector<Workload>& workloads = prediction.workloads;
+  std::vector<Result>& results = prediction.results;
+  const std::optional<simai::Report>& simai_report = prediction.simai_report;
+  const bool several = workloads.size() > 1;
+
   const std::string run_name = a.run_name.empty() ? workloads.front().name + "-" : a.run_name;
   // Operator-level workloads: a per-operator CSV and a table per operator kind in the summary.
   const auto operators = [&](size_t k) { return has_operator_rows(workloads[k]); };
@@ -354,6 +307,92 @@ int run_simulate(const SimulateArgs& a) {
   return 0;
 }
 
+// --model and its parallel plan; returns the plan flags (given without --model, an error).
+std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, SimulateArgs& a) {
+  PlanArgs& p = a.plan;
+  cmd.add_option("--model", a.model,
+                 "Model description instead of a workload file: a preset (see `orrery presets`) "
+                 "or a YAML file (docs/models.md); the iteration is generated as Megatron-LM "
+                 "runs it with the plan below")
+      ->group("Model and parallel plan");
+  std::vector<CLI::Option*> flags;
+  const auto degree = [&](const std::string& name, int64_t& value, const std::string& help) {
+    flags.push_back(cmd.add_option(name, value, help)
+                        ->check(integer_in(1, kMaxWorldSize))
+                        ->capture_default_str()
+                        ->group("Model and parallel plan"));
+  };
+  degree("--tp", p.tp, "Tensor-parallel degree");
+  degree("--pp", p.pp, "Pipeline-parallel stages");
+  degree("--cp", p.cp, "Context-parallel degree (not generated yet: 1 only)");
+  degree("--vpp", p.vpp, "Model chunks per pipeline stage (interleaved schedule when > 1)");
+  degree("--mbs", p.mbs, "Micro-batch size (sequences)");
+  const auto optional_count = [&](const std::string& name, std::optional<int64_t>& value,
+                                  const std::string& help) {
+    flags.push_back(cmd.add_option(name, value, help)
+                        ->check(integer_in(1, int64_t{1} << 40))
+                        ->group("Model and parallel plan"));
+  };
+  optional_count("--gbs", p.gbs, "Global batch (sequences per iteration); required with --model");
+  optional_count("--seq", p.seq, "Sequence length (default: the model's)");
+  optional_count("--first-stage-layers", p.first_stage_layers,
+                 "Layers of the first model chunk (default: spread evenly, the remainder on the "
+                 "middle stages)");
+  optional_count("--last-stage-layers", p.last_stage_layers, "Layers of the last model chunk");
+  flags.push_back(cmd.add_option("--recompute", p.recompute,
+                                 "Activation recompute: none, selective (attention core), full")
+                      ->check(CLI::IsMember({"none", "selective", "full"}))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_flag("--sequence-parallel", p.sequence_parallel,
+                               "Sequence parallelism (all-gather / reduce-scatter instead of "
+                               "tensor-parallel all-reduce)")
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_flag("--distributed-optimizer", p.distributed_optimizer,
+                               "Megatron's distributed optimizer (ZeRO-1): optimizer state "
+                               "sharded, gradients reduce-scattered, parameters all-gathered")
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--zero", p.zero,
+                                 "ZeRO stage: 1 as --distributed-optimizer; 2 and 3 also shard "
+                                 "gradients and parameters (memory only)")
+                      ->check(CLI::Range(0, 3))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--attention", p.attention,
+                                 "flash (fused, the default) or unfused (scores stored, as "
+                                 "Megatron ran in 2021-22)")
+                      ->check(CLI::IsMember({"flash", "unfused"}))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--dtype", p.dtype,
+                                 "Data type of the linear layers' GEMMs: bf16, fp16 or fp8 "
+                                 "(Transformer Engine); MFU divides by its dense peak")
+                      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--p2p", p.p2p,
+                                 "Stage-to-stage transfers: auto (overlapped with the interleaved "
+                                 "schedule, else blocking, as Megatron-LM today), blocking "
+                                 "(Megatron until 2023), overlapped")
+                      ->check(CLI::IsMember({"auto", "blocking", "overlapped"}))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(
+      cmd.add_option("--without", p.without,
+                     "Leave modelled terms out, to see what each adds (docs/validation.md): "
+                     "attention, elementwise, end-stages, optimizer, fp8-casts, sm-contention")
+          ->delimiter(',')
+          ->check(CLI::IsMember({"attention", "elementwise", "end-stages", "optimizer", "fp8-casts",
+                                 "sm-contention"}))
+          ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--train-tokens", p.train_tokens,
+                                 "Tokens to train on: adds time to train, GPU-hours, cost and "
+                                 "energy (ideal: no failures or checkpoints)")
+                      ->check(number_in(1, 1e18))
+                      ->group("Model and parallel plan"));
+  return flags;
+}
+
 }  // namespace
 
 std::function<int()> add_simulate_command(CLI::App& app) {
@@ -372,8 +411,8 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       "-ep_o, -pp_o, -r. Exit status: 0 success, 2 bad input or flags.");
   cmd->add_option("workloads", args->workloads,
                   "Workload file; several share one cluster (in flow mode, one network: job k on "
-                  "the GPUs after job k-1's)")
-      ->required();
+                  "the GPUs after job k-1's). Or --model with a parallel plan");
+  std::vector<CLI::Option*> plan_flags = add_plan_options(*cmd, *args);
   std::vector<std::string> formats;
   for (const auto name : workload_format_names())
     formats.emplace_back(name);
@@ -382,9 +421,12 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                       CLI::detail::join(formats, ", "))
       ->check(CLI::IsMember(formats));
   auto* cluster = cmd->add_option("--cluster", args->cluster,
-                                  "Cluster preset name (see `orrery presets`) or YAML file")
+                                  "Cluster preset name (see `orrery presets`) or YAML file "
+                                  "(with --model the default is hgx-h100)")
                       ->capture_default_str();
-  cmd->add_option("-g,--gpus", args->gpus, "World size (GPUs); default: the workload's all_gpus")
+  cmd->add_option(
+         "-g,--gpus", args->gpus,
+         "World size (GPUs); default: the workload's all_gpus (--model: tp x pp x cp, dp 1)")
       ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("--mode", args->mode,
                   "event: discrete-event simulation with real pipeline schedules, one rank per "
@@ -450,7 +492,8 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "give their GPU count (torchviz, neusight) the default is one server")
       ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("--ep", args->ep,
-                  "torchviz: shard experts.<k> parameters over this many expert-parallel ranks")
+                  "Expert-parallel degree: with --model, experts spread over this many "
+                  "data-parallel ranks; torchviz: shard experts.<k> parameters over as many")
       ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("--graph-config", args->graph_config,
                   "torchviz: YAML with what the graph lacks (batch, text_tokens, external_tokens, "
@@ -473,8 +516,16 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "Write result.json, summary.txt and the per-layer (layers.csv) or per-operator "
                   "(ops.csv) CSV into this directory");
   add_dataflow_options(*cmd, args->dataflow);
-  return [args, cluster]() {
+  return [args, cluster, plan_flags]() {
     args->cluster_given = cluster->count() > 0;
+    for (const CLI::Option* o : plan_flags)
+      if (o->count() > 0 && !args->plan.given) {
+        args->plan.given = true;
+        args->plan.given_flag = o->get_name();
+      }
+    if (args->workloads.empty() && args->model.empty())
+      throw InputError(
+          "expected a workload file or --model NAME|FILE (see orrery simulate --help)");
     return run_simulate(*args);
   };
 }

@@ -60,6 +60,50 @@ void add_dataflow(Json& j, const DataflowFigures& f) {
   j["alternatives"] = std::move(alternatives);
 }
 
+void add_memory(Json& j, const MemoryEstimate& m) {
+  Json stages = Json::array();
+  for (const StageMemory& s : m.stages)
+    stages.push_back({{"stage", s.stage},
+                      {"layers", s.layers},
+                      {"weights_bytes", s.weights_bytes},
+                      {"gradients_bytes", s.gradients_bytes},
+                      {"optimizer_bytes", s.optimizer_bytes},
+                      {"activations_bytes", s.activations_bytes},
+                      {"logits_bytes", s.logits_bytes},
+                      {"peak_bytes", s.peak_bytes()}});
+  j["memory"] = {
+      {"capacity_bytes", m.capacity_bytes}, {"fits", m.fits()}, {"stages", std::move(stages)}};
+}
+
+void add_training(Json& j, const TrainingFigures& f) {
+  const auto optional = [](const std::optional<double>& v) { return v ? Json(*v) : Json(); };
+  Json t = {{"tokens_per_iteration", f.tokens_per_iteration},
+            {"tokens_per_s", f.tokens_per_s},
+            {"model_tflops_per_gpu", f.model_tflops_per_gpu},
+            {"mfu", f.mfu},
+            {"hardware_tflops_per_gpu", f.hardware_tflops_per_gpu},
+            {"hfu", f.hfu},
+            {"peak_tflops_per_gpu", f.peak_tflops_per_gpu},
+            {"peak_dtype", f.dtype},
+            {"validated_error", f.error_band}};
+  if (f.train_tokens) {
+    const double tokens = *f.train_tokens;
+    const auto per_token = [&](const std::optional<double>& v) {
+      return v ? Json(*v / tokens) : Json();
+    };
+    t["train_tokens"] = tokens;
+    t["time_to_train_s"] = optional(f.time_to_train_s);
+    t["time_to_train_note"] = "ideal: no failures, restarts or checkpoints";
+    t["gpu_hours"] = optional(f.gpu_hours);
+    t["cost_usd"] = optional(f.cost_usd);
+    t["energy_j"] = optional(f.energy_j);
+    t["gpu_hours_per_token"] = per_token(f.gpu_hours);
+    t["cost_usd_per_token"] = per_token(f.cost_usd);
+    t["energy_j_per_token"] = per_token(f.energy_j);
+  }
+  j["training"] = std::move(t);
+}
+
 Json to_json(const Result& r) {
   const Parallelism& p = r.parallelism;
   Json j;
@@ -94,6 +138,8 @@ Json to_json(const Result& r) {
   }
   j["stages"] = std::move(stages);
   if (r.dataflow) add_dataflow(j, *r.dataflow);
+  if (r.memory) add_memory(j, *r.memory);
+  if (r.training) add_training(j, *r.training);
   if (r.peer) {
     Json peer = Json::object();
     for (const auto& [name, value] : r.peer->values)

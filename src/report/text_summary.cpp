@@ -40,7 +40,7 @@ std::string format_count(int64_t n) {
 // "1024 FLOP", "91.21 GFLOP", "1.3 TFLOP".
 std::string format_flop(double flop) {
   static constexpr std::pair<double, const char*> kPrefixes[] = {
-      {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
   for (const auto& [scale, prefix] : kPrefixes)
     if (flop >= scale) return fmt::format("{:.4g} {}FLOP", flop / scale, prefix);
   return fmt::format("{:.4g} FLOP", flop);
@@ -48,6 +48,38 @@ std::string format_flop(double flop) {
 
 std::string share(Time part, Time total) {
   return total > Time::zero() ? fmt::format("{:6.2f} %", 100.0 * (part / total)) : "";
+}
+
+void write_training(std::ostream& out, const TrainingFigures& f) {
+  out << fmt::format(
+      "\n  throughput {:.4g} tokens/s; per GPU {:.1f} TFLOP/s model (MFU {:.1f} %), "
+      "{:.1f} TFLOP/s hardware (HFU {:.1f} %) of {:.0f} {} peak\n",
+      f.tokens_per_s, f.model_tflops_per_gpu, 100 * f.mfu, f.hardware_tflops_per_gpu, 100 * f.hfu,
+      f.peak_tflops_per_gpu, f.dtype);
+  out << fmt::format("  validated  {}\n", f.error_band);
+  if (f.train_tokens && f.time_to_train_s) {
+    out << fmt::format(
+        "  to train on {:.3g} tokens (ideal: no failures or checkpoints): {:.1f} "
+        "days, {:.4g} GPU-hours",
+        *f.train_tokens, *f.time_to_train_s / 86400, *f.gpu_hours);
+    if (f.cost_usd) out << fmt::format(", ${:.4g}", *f.cost_usd);
+    if (f.energy_j) out << fmt::format(", {:.4g} MWh", *f.energy_j / 3.6e9);
+    out << "\n";
+  }
+}
+
+void write_memory(std::ostream& out, const MemoryEstimate& m) {
+  const StageMemory* peak = nullptr;
+  for (const StageMemory& s : m.stages)
+    if (!peak || s.peak_bytes() > peak->peak_bytes()) peak = &s;
+  if (!peak) return;
+  out << fmt::format(
+      "  memory     stage {} peaks at {} of {} ({}): weights {}, gradients {}, optimizer {}, "
+      "activations {}, logits {}\n",
+      peak->stage, format_bytes(peak->peak_bytes()), format_bytes(m.capacity_bytes),
+      m.fits() ? "fits" : "does not fit", format_bytes(peak->weights_bytes),
+      format_bytes(peak->gradients_bytes), format_bytes(peak->optimizer_bytes),
+      format_bytes(peak->activations_bytes), format_bytes(peak->logits_bytes));
 }
 
 }  // namespace
@@ -95,6 +127,8 @@ void write_text_summary(std::ostream& out, const Result& r, std::string_view det
         "\n  critical stage {} of {}; compute busy {:.1f} % (stage {}) to {:.1f} % (stage {})\n",
         r.critical_stage, r.stages.size(), 100 * busy(*lo), lo->stage, 100 * busy(*hi), hi->stage);
   }
+  if (r.training) write_training(out, *r.training);
+  if (r.memory) write_memory(out, *r.memory);
   if (r.peer) {
     out << fmt::format("\n  {} figures:\n", r.peer->peer);
     for (const auto& [name, value] : r.peer->values)

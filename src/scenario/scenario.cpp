@@ -1,0 +1,271 @@
+#include "scenario/scenario.h"
+
+#include <memory>
+#include <stdexcept>
+
+#include "core/diagnostics.h"
+#include "hardware/device_file.h"
+#include "hardware/op_cost.h"
+#include "models/memory_model.h"
+#include "models/training_workload.h"
+#include "scenario/training_metrics.h"
+#include "training/analytical_simulator.h"
+#include "training/compute_pricing.h"
+#include "training/event_simulator.h"
+#include "training/flow_simulator.h"
+
+namespace orrery {
+namespace {
+
+// Options that the workload's format does not use are reported, not silently dropped.
+void warn_unused_options(const Scenario& s, const Workload& w, Diagnostics& diagnostics) {
+  const auto unused = [&](bool given, const std::string& flag, const std::string& format) {
+    if (given && w.format != format)
+      diagnostics.warn({}, flag + " applies to " + format + " workloads only; ignored");
+  };
+  unused(s.reader.layers.has_value(), "--layers", "neusight");
+  unused(s.reader.backward_ratio.has_value(), "--backward-ratio", "neusight");
+  unused(s.reader.comm_dtype.has_value(), "--comm-dtype", "neusight");
+  unused(!s.reader.graph_config.empty(), "--graph-config", "torchviz");
+  unused(s.reader_ep.has_value(), "--ep", "torchviz");
+}
+
+// --dp sets the data-parallel degree; a workload that does not say how many GPUs run it (and no
+// --gpus) runs data-parallel over one server of the cluster.
+void set_world_size(const Scenario& s, Workload& w, Diagnostics& diagnostics) {
+  Parallelism& p = w.parallelism;
+  if (s.dp) {
+    p.world_size = *s.dp * p.tp * p.pp;
+  } else if (!w.world_size_from_file && !s.gpus) {
+    const int64_t gpus = s.cluster.gpus_per_server();
+    diagnostics.warn({}, "'" + w.name +
+                             "' does not say how many GPUs run it; data-parallel over one "
+                             "server of '" +
+                             s.cluster.name + "' (" + std::to_string(gpus) + " GPUs; use --dp)");
+    p.world_size = std::max(gpus, p.ep) * p.tp * p.pp;
+  }
+  // --ep carves expert-parallel groups out of the data-parallel ranks: a flag error, not the
+  // file's.
+  const int64_t world = s.gpus.value_or(p.world_size);
+  if (s.reader_ep && w.format == "torchviz" && p.tp * p.pp > 0 && world % (p.tp * p.pp) == 0 &&
+      (world / (p.tp * p.pp)) % *s.reader_ep != 0)
+    throw InputError("--ep " + std::to_string(*s.reader_ep) +
+                     ": expected a divisor of the data-parallel degree, " +
+                     std::to_string(world / (p.tp * p.pp)) +
+                     (s.dp     ? " (--dp)"
+                      : s.gpus ? " (--gpus)"
+                               : " (one server of the cluster; set --dp)"));
+}
+
+// SimAI's -nv, -nic, -g_p_s, -n_p_s from a switch + fat-tree cluster.
+simai::Options simai_options(const Cluster& cluster) {
+  const auto out = cluster.scale_out();
+  if (!out || cluster.network[0].kind != DimensionKind::Switch)
+    throw InputError("--compat simai needs a cluster of switch servers on a fat-tree; '" +
+                     cluster.name + "' is not one");
+  simai::Options o;
+  o.nvlink_busbw = cluster.network[0].effective().in_gib_per_second();
+  o.nic_busbw = cluster.network[*out].effective().in_gib_per_second();
+  o.gpus_per_server = cluster.network[0].size;
+  o.nics_per_server = cluster.network[*out].rails;
+  return o;
+}
+
+// A generated program's passes are identical: price the first and the iteration-level rows, and
+// copy the first pass's times to the others.
+void price_generated(Workload& w, const Device& device) {
+  Program& program = w.program;
+  Workload priced;
+  priced.program.layers.assign(
+      program.layers.begin(),
+      program.layers.begin() + static_cast<std::ptrdiff_t>(program.micro_batches[0].end));
+  priced.program.layers.insert(
+      priced.program.layers.end(),
+      program.layers.begin() + static_cast<std::ptrdiff_t>(program.after.begin),
+      program.layers.begin() + static_cast<std::ptrdiff_t>(program.after.end));
+  price_compute(priced, device);
+  const size_t pass = program.micro_batches[0].size();
+  for (size_t i = 0; i < program.layers.size(); ++i) {
+    const size_t from = i >= program.after.begin ? pass + (i - program.after.begin) : i % pass;
+    Layer& to = program.layers[i];
+    const Layer& src = priced.program.layers[from];
+    to.forward.compute = src.forward.compute;
+    to.input_grad.compute = src.input_grad.compute;
+    to.weight_grad.compute = src.weight_grad.compute;
+  }
+}
+
+struct Job {
+  Workload workload;
+  std::string device;  // that priced its compute, or empty
+  Diagnostics diagnostics;
+  std::optional<MemoryEstimate> memory;
+  std::optional<TrainingWorkload> training;  // model scenarios: FLOP counts
+  std::optional<Device> compute;
+};
+
+Job model_job(const Scenario& s) {
+  const ModelScenario& m = *s.model;
+  Job job;
+  const ParallelPlan plan = resolve_plan(m);
+  TrainingWorkload generated;
+  try {
+    generated = generate_training_workload(m.spec, plan);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  if (s.device.empty() && device_preset_text(s.cluster.gpu).empty())
+    throw InputError("--cluster " + s.cluster.name + ": its gpu '" + s.cluster.gpu +
+                     "' is no known device, so compute cannot be priced; give --device");
+  const Device device = s.device.empty() ? load_device(s.cluster.gpu) : load_device(s.device);
+  if (plan.dtype != DType::BF16 && !device.matrix.contains(plan.dtype))
+    throw InputError("--dtype " + std::string(to_string(plan.dtype)) + ": device '" + device.name +
+                     "' has no " + std::string(to_string(plan.dtype)) + " matrix rate");
+  price_generated(generated.workload, device);
+  job.memory = estimate_memory(m.spec, plan, static_cast<double>(device.memory_capacity));
+  for (const StageMemory& stage : job.memory->stages)
+    if (stage.peak_bytes() > job.memory->capacity_bytes) {
+      job.diagnostics.warn(
+          {}, "stage " + std::to_string(stage.stage) + " needs " +
+                  std::to_string(static_cast<int64_t>(stage.peak_bytes() / (1 << 30))) +
+                  " GiB of " +
+                  std::to_string(static_cast<int64_t>(job.memory->capacity_bytes / (1 << 30))) +
+                  " GiB: the plan does not fit (simulated anyway; see memory in --json)");
+      break;
+    }
+  if (m.spec.moe)
+    job.diagnostics.warn(
+        {}, "MoE routing assumed balanced, no token dropped" +
+                std::string(m.spec.moe->capacity_factor ? " (capacity factor not modelled)" : ""));
+  job.workload = std::move(generated.workload);
+  job.device = device.name;
+  job.compute = device;
+  job.training = std::move(generated);
+  job.training->workload = Workload{};  // the job keeps the one copy
+  return job;
+}
+
+}  // namespace
+
+ParallelPlan resolve_plan(const ModelScenario& m) {
+  ParallelPlan plan = m.plan;
+  if (plan.seq <= 0) plan.seq = m.spec.seq;
+  const int64_t model_parallel = plan.tp * plan.pp * plan.cp;
+  const int64_t gpus = m.gpus.value_or(model_parallel);
+  if (gpus % model_parallel != 0)
+    throw InputError("--gpus " + std::to_string(gpus) +
+                     ": expected a multiple of tp x pp x cp = " + std::to_string(model_parallel));
+  plan.dp = gpus / model_parallel;
+  if (m.global_batch <= 0) throw InputError("--gbs: expected a positive global batch");
+  if (m.global_batch % (plan.micro_batch * plan.dp) != 0)
+    throw InputError(
+        "--gbs " + std::to_string(m.global_batch) +
+        ": expected a multiple of mbs x dp = " + std::to_string(plan.micro_batch * plan.dp));
+  plan.micro_batches = m.global_batch / (plan.micro_batch * plan.dp);
+  return plan;
+}
+
+Prediction predict(const Scenario& s) {
+  Diagnostics diagnostics;
+  Prediction out;
+  std::vector<Job> jobs;
+  if (s.model) {
+    if (!s.workload_files.empty())
+      throw InputError("--model replaces the workload file; give one or the other");
+    if (!s.compat.empty()) throw InputError("--compat applies to workload files, not --model");
+    if (s.dp) throw InputError("--dp: with --model, the GPU count (--gpus) sets dp");
+    jobs.push_back(model_job(s));
+  } else {
+    if (s.workload_files.empty()) throw InputError("expected a workload file or --model");
+    if (s.dp && s.gpus) throw InputError("--dp and --gpus both set the world size; give one");
+    for (const std::string& path : s.workload_files) {
+      Job& job = jobs.emplace_back();
+      ReaderOptions reader = s.reader;
+      reader.ep = s.reader_ep.value_or(1);
+      job.workload = read_workload_file(path, s.format, reader, job.diagnostics);
+      warn_unused_options(s, job.workload, job.diagnostics);
+      set_world_size(s, job.workload, job.diagnostics);
+      if (has_compute_demands(job.workload)) {
+        const Device d = compute_device(s.cluster, s.device, job.diagnostics);
+        price_compute(job.workload, d);
+        job.device = d.name;
+      } else if (!s.device.empty()) {
+        job.diagnostics.warn({}, "--device: '" + job.workload.name +
+                                     "' gives its compute times; no device model applies");
+      }
+    }
+  }
+  const bool several = jobs.size() > 1;
+  const bool simai = s.compat == "simai";
+  const std::string mode = !s.mode.empty() ? s.mode : simai ? "analytical" : "event";
+  if (!simai && (s.simai.dp || s.simai.tp || s.simai.ep || s.simai.pp))
+    diagnostics.warn({},
+                     "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
+                     "--compat simai (the event mode models overlap itself; see --no-overlap)");
+  if (several && simai) throw InputError("several workloads: --compat takes one workload");
+
+  if (simai) {
+    const Workload& workload = jobs.front().workload;
+    if (workload.format != "simai")
+      throw InputError("--compat simai reproduces SimAI on SimAI workloads; this one is " +
+                       workload.format);
+    if (mode != "analytical")
+      throw InputError("--compat simai reproduces SimAI's analytical mode; use --mode analytical");
+    if (workload.policy == "DATA")
+      throw InputError(
+          {workload.source, 1},
+          "--compat simai supports the HYBRID_TRANSFORMER policies; SimAI's analytical "
+          "report for DATA is not reproduced");
+    simai::Options o = simai_options(s.cluster);
+    o.gpus = s.gpus.value_or(workload.parallelism.world_size);
+    o.dp_overlap = s.simai.dp.value_or(0);
+    o.tp_overlap = s.simai.tp.value_or(0);
+    o.ep_overlap = s.simai.ep.value_or(0);
+    o.pp_overlap = s.simai.pp.value_or(1);
+    out.simai_report = simai::run_analytical(workload, o, jobs.front().diagnostics);
+    out.results.push_back(simai::to_result(workload, o, *out.simai_report));
+    out.results.back().cluster = s.cluster.name;
+  } else {
+    SimulationOptions options = s.options;
+    if (!s.model) options.world_size = s.gpus;
+    if (mode == "flow") {
+      std::vector<const Workload*> workloads;
+      std::vector<Diagnostics*> sinks;
+      for (Job& job : jobs) {
+        workloads.push_back(&job.workload);
+        sinks.push_back(&job.diagnostics);
+      }
+      out.results = FlowSimulator().simulate_jobs(workloads, s.cluster, options, sinks);
+    } else {
+      if (several)
+        diagnostics.warn({}, "several workloads in " + mode +
+                                 " mode run independently; only --mode flow makes them share the "
+                                 "network");
+      std::unique_ptr<Simulator> simulator;
+      if (mode == "event")
+        simulator = std::make_unique<EventSimulator>();
+      else
+        simulator = std::make_unique<AnalyticalSimulator>();
+      for (Job& job : jobs)
+        out.results.push_back(
+            simulator->simulate(job.workload, s.cluster, options, job.diagnostics));
+    }
+  }
+  for (size_t k = 0; k < out.results.size() && k < jobs.size(); ++k) {
+    Result& r = out.results[k];
+    Job& job = jobs[k];
+    r.device = job.device;
+    r.model = job.workload.model;
+    r.memory = job.memory;
+    if (job.training && job.compute)
+      r.training = training_figures(*job.training, *s.model, *job.compute, s.cluster, r, mode);
+    r.warnings = diagnostics.warnings();
+    const auto& own = job.diagnostics.warnings();  // one result per workload
+    r.warnings.insert(r.warnings.end(), own.begin(), own.end());
+  }
+  for (Job& job : jobs)
+    out.workloads.push_back(std::move(job.workload));
+  return out;
+}
+
+}  // namespace orrery

@@ -1,0 +1,110 @@
+// `orrery simulate --model`: the prediction from a model description and a parallel plan, end to
+// end through the CLI (memory, throughput figures, errors naming the flag).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+
+namespace orrery::e2e {
+namespace {
+
+const std::string kGpt3 =
+    "simulate --model gpt3-175b --cluster dgx-a100 --gpus 64 --tp 8 --pp 8 --gbs 64 "
+    "--attention unfused --dtype fp16 --json";
+
+nlohmann::json run_json(const std::string& args) {
+  const CliRun r = orrery(args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return r.status == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+}
+
+// GPT-3 175B on 64 A100-80GB, TP 8, PP 8, mbs 1, GBS 64 / full recompute fits in 80 GiB; no
+// recompute without sequence parallelism does not (stage 0 keeps 8 micro-batches of 23 sh per
+// layer), and the run says which stage overflows but still simulates it.
+TEST(ModelCli, MemoryFitsWithFullRecomputeOnly) {
+  const auto full = run_json(kGpt3 + " --recompute full");
+  EXPECT_TRUE(full["memory"]["fits"].get<bool>());
+  EXPECT_EQ(full["memory"]["stages"].size(), 8u);
+  EXPECT_DOUBLE_EQ(full["memory"]["capacity_bytes"].get<double>(), 80.0 * (1 << 30));
+  const auto none = run_json(kGpt3);
+  EXPECT_FALSE(none["memory"]["fits"].get<bool>());
+  EXPECT_GT(none["iteration_time_s"].get<double>(), 0);
+  bool warned = false;
+  for (const auto& w : none["warnings"])
+    warned |= w.get<std::string>().find("stage 0 needs") != std::string::npos;
+  EXPECT_TRUE(warned) << none["warnings"];
+}
+
+// The throughput figures follow their definitions: model TFLOP/s per GPU = Megatron's
+// 72 B s l h^2 (1 + s/6h + V/12lh) / (time x GPUs), MFU = that over the fp16 dense peak (312), and
+// tokens/s = B s / time.
+TEST(ModelCli, ThroughputFiguresFollowTheirDefinitions) {
+  const auto j = run_json(kGpt3 + " --recompute full");
+  const double t = j["iteration_time_s"].get<double>();
+  const auto& f = j["training"];
+  const double b = 64, s = 2048, l = 96, h = 12288, v = 51200;
+  const double model_flop = 72 * b * s * l * h * h * (1 + s / (6 * h) + v / (12 * l * h));
+  EXPECT_NEAR(f["model_tflops_per_gpu"].get<double>(), model_flop / (t * 64) / 1e12, 1e-6);
+  EXPECT_NEAR(f["mfu"].get<double>(), f["model_tflops_per_gpu"].get<double>() / 312, 1e-9);
+  EXPECT_NEAR(f["tokens_per_s"].get<double>(), b * s / t, 1e-6);
+  // Full recompute runs the forward twice: the kernels execute more than the model counts.
+  EXPECT_GT(f["hfu"].get<double>(), f["mfu"].get<double>());
+}
+
+// --train-tokens: time = tokens / (tokens/s), GPU-hours = time x GPUs / 3600; energy only where
+// the device preset gives both TDP and idle power (H100: yes, A100: no idle figure).
+TEST(ModelCli, TimeCostAndEnergyToTrain) {
+  const auto j = run_json(
+      "simulate --model gpt3-1.3b --cluster hgx-h100 --gpus 8 --gbs 64 --json "
+      "--train-tokens 1e9");
+  const auto& f = j["training"];
+  const double time = 1e9 / f["tokens_per_s"].get<double>();
+  EXPECT_NEAR(f["time_to_train_s"].get<double>(), time, 1e-6 * time);
+  EXPECT_NEAR(f["gpu_hours"].get<double>(), time * 8 / 3600, 1e-6 * time);
+  EXPECT_GT(f["energy_j"].get<double>(), time * 8 * 80);   // above idle
+  EXPECT_LT(f["energy_j"].get<double>(), time * 8 * 700);  // below TDP
+  const auto a100 = run_json(
+      "simulate --model gpt3-1.3b --cluster dgx-a100 --gpus 8 --gbs 64 --json "
+      "--train-tokens 1e9");
+  EXPECT_TRUE(a100["training"]["energy_j"].is_null());
+}
+
+// Plans that cannot run are one-line errors naming the flag, exit status 2.
+TEST(ModelCli, ImpossiblePlansNameTheFlag) {
+  const auto error = [](const std::string& args) {
+    const CliRun r = orrery("simulate " + args);
+    EXPECT_EQ(r.status, 2) << args;
+    return r.err;
+  };
+  EXPECT_NE(error("--model gpt3-175b --tp 5 --gbs 8")
+                .find("--tp 5: expected a divisor of the 96 attention heads"),
+            std::string::npos);
+  EXPECT_NE(error("--model gpt3-175b --tp 8 --gpus 16 --gbs 9")
+                .find("--gbs 9: expected a multiple of mbs x dp = 2"),
+            std::string::npos);
+  EXPECT_NE(error("--model gpt3-175b --tp 8").find("expected --gbs"), std::string::npos);
+  EXPECT_NE(error("--tp 8 " + std::string(ORRERY_SOURCE_DIR) +
+                  "/examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt")
+                .find("--tp describes a parallel plan for --model"),
+            std::string::npos);
+  EXPECT_NE(error("--model no-such-model --gbs 8").find("no-such-model"), std::string::npos);
+  EXPECT_NE(error("--model gpt3-175b --tp 8 --gbs 8 --cluster simai-default")
+                .find("no known device, so compute cannot be priced; give --device"),
+            std::string::npos);
+}
+
+// Every mode runs a generated program; flow and event agree where nothing contends (one server).
+TEST(ModelCli, EveryModeRunsAGeneratedProgram) {
+  const std::string plan =
+      "simulate --model gpt3-1.3b --cluster dgx-a100 --gpus 8 --tp 2 --pp 2 --vpp 2 --gbs 16 "
+      "--json --mode ";
+  const double event = run_json(plan + "event")["iteration_time_s"].get<double>();
+  const double flow = run_json(plan + "flow")["iteration_time_s"].get<double>();
+  const double analytical = run_json(plan + "analytical")["iteration_time_s"].get<double>();
+  EXPECT_NEAR(flow, event, 0.02 * event);
+  EXPECT_NEAR(analytical, event, 0.15 * event);
+}
+
+}  // namespace
+}  // namespace orrery::e2e

@@ -1,0 +1,106 @@
+// Validation of predictions from a model description against real training runs: every row of
+// tests/data/megatron_selene_table5.csv (Megatron-LM on Selene, A100) and tests/data/
+// nemo_h100_fp8.csv (NeMo 24.07 on DGX H100, FP8) is predicted with the default presets and the
+// row's published plan, no per-row knob, and the mean absolute percentage error (MAPE) of each
+// table is held to what docs/validation.md reports. No constant of the models was fitted on these
+// rows (docs/validation.md lists where each comes from).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_run.h"
+
+namespace orrery::e2e {
+namespace {
+
+std::vector<std::vector<std::string>> rows(const std::string& file) {
+  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/tests/data/" + file);
+  std::vector<std::vector<std::string>> out;
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {
+      header = false;
+      continue;
+    }
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    std::string cell;
+    while (std::getline(row, cell, ','))
+      cells.push_back(cell);
+    out.push_back(cells);
+  }
+  return out;
+}
+
+double predicted_seconds(const std::string& args) {
+  const CliRun r = orrery("simulate " + args + " --json");
+  EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+  if (r.status != 0) return 0;
+  return nlohmann::json::parse(r.out)["iteration_time_s"].get<double>();
+}
+
+// Table 5 as published: fp16, unfused attention (Megatron in 2022), TP 8, the p2p of its time
+// (blocking); "sel" rows add sequence parallelism and selective recompute.
+TEST(TrainingValidation, MegatronSeleneTable5) {
+  const auto table = rows("megatron_selene_table5.csv");
+  ASSERT_EQ(table.size(), 8u);
+  double abs_sum = 0;
+  for (const auto& c : table) {
+    const std::string plan =
+        "--model " + c[0] + " --cluster dgx-a100 --gpus " + c[1] + " --tp " + c[2] + " --pp " +
+        c[3] + " --gbs " + c[4] + " --mbs " + c[5] + " --vpp " + c[6] +
+        (c[7] == "full" ? " --recompute full" : " --recompute selective --sequence-parallel") +
+        " --attention unfused --dtype fp16 --p2p blocking";
+    const double measured = std::stod(c[8]);
+    const double error = predicted_seconds(plan) / measured - 1;
+    std::printf("| %s | %s | %s | %.2f | %+.1f %% |\n", c[0].c_str(), c[1].c_str(), c[7].c_str(),
+                measured, 100 * error);
+    abs_sum += std::fabs(error);
+  }
+  const double mape = 100 * abs_sum / static_cast<double>(table.size());
+  std::printf("MAPE %.2f %%\n", mape);
+  EXPECT_LE(mape, 7.5);  // docs/validation.md: 7.2 %; the goal is 5 %
+}
+
+// NeMo 24.07 as its recipes run: FP8, the distributed optimizer, sequence parallelism with TP > 1,
+// the interleaved schedule's p2p overlapped. Context-parallel rows are refused (not generated).
+TEST(TrainingValidation, NemoH100Fp8) {
+  const auto table = rows("nemo_h100_fp8.csv");
+  ASSERT_EQ(table.size(), 12u);
+  double abs_sum = 0;
+  int predicted = 0;
+  for (const auto& c : table) {
+    const std::string plan =
+        "--model " + c[0] + " --cluster hgx-h100 --gpus " + c[1] + " --gbs " + c[2] + " --mbs " +
+        c[3] + " --seq " + c[4] + " --tp " + c[5] + " --pp " + c[6] + " --cp " + c[7] + " --vpp " +
+        c[8] + (c[5] != "1" ? " --sequence-parallel" : "") + " --distributed-optimizer --dtype fp8";
+    if (c[7] != "1") {
+      const CliRun r = orrery("simulate " + plan);
+      EXPECT_EQ(r.status, 2);
+      EXPECT_NE(r.err.find("--cp"), std::string::npos) << r.err;
+      continue;
+    }
+    const double measured = std::stod(c[2]) * std::stod(c[4]) /
+                            (std::stod(c[9]) * std::stod(c[1]));  // gbs x seq / (tok/s/GPU x GPUs)
+    const double error = predicted_seconds(plan) / measured - 1;
+    std::printf("| %s | %s | %.3f | %+.1f %% |\n", c[0].c_str(), c[1].c_str(), measured,
+                100 * error);
+    abs_sum += std::fabs(error);
+    ++predicted;
+  }
+  ASSERT_EQ(predicted, 10);
+  const double mape = 100 * abs_sum / predicted;
+  std::printf("MAPE %.2f %%\n", mape);
+  EXPECT_LE(mape, 11.0);  // docs/validation.md: 10.7 %; the goal is 10 %
+}
+
+}  // namespace
+}  // namespace orrery::e2e
