@@ -324,7 +324,8 @@ std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, SimulateArgs& a) {
   };
   degree("--tp", p.tp, "Tensor-parallel degree");
   degree("--pp", p.pp, "Pipeline-parallel stages");
-  degree("--cp", p.cp, "Context-parallel degree (not generated yet: 1 only)");
+  degree("--cp", p.cp,
+         "Context-parallel degree (ring attention; ranks right outside tp in the placement)");
   degree("--vpp", p.vpp, "Model chunks per pipeline stage (interleaved schedule when > 1)");
   degree("--mbs", p.mbs, "Micro-batch size (sequences)");
   const auto optional_count = [&](const std::string& name, std::optional<int64_t>& value,

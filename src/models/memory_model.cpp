@@ -86,7 +86,7 @@ MemoryEstimate estimate_memory(const ModelSpec& spec, const ParallelPlan& plan,
       stage_layout(spec.layers, plan.pp, plan.vpp, plan.first_stage_layers, plan.last_stage_layers);
   const ParameterCount whole = parameter_count(spec);
   const auto t = static_cast<double>(plan.tp);
-  const auto d = static_cast<double>(plan.dp);
+  const auto d = static_cast<double>(plan.dp * plan.cp);  // the optimizer shards over DP x CP
   const double vb = static_cast<double>(plan.value_bytes);
   const double s = static_cast<double>(plan.micro_batch * plan.seq) / static_cast<double>(plan.cp);
   const auto h = static_cast<double>(spec.hidden);

@@ -23,9 +23,11 @@ void check_plan(const ModelSpec& spec, const ParallelPlan& p) {
   };
   need(p.tp >= 1 && p.pp >= 1 && p.vpp >= 1 && p.cp >= 1 && p.ep >= 1 && p.dp >= 1,
        "--tp/--pp/--vpp/--cp/--ep: expected positive degrees");
-  need(p.cp == 1,
-       "--cp " + str(p.cp) +
-           ": context parallelism is not generated yet (docs/models.md, Scope and limitations)");
+  need(p.cp == 1 || p.seq % (2 * p.cp) == 0,
+       "--cp " + str(p.cp) + ": expected a divisor of half the sequence (" + str(p.seq) +
+           " tokens are split into 2 x cp chunks)");
+  need(p.cp == 1 || p.flash_attention,
+       "--cp " + str(p.cp) + ": context parallelism runs fused attention (--attention flash)");
   need(p.tp <= spec.heads && spec.heads % p.tp == 0,
        "--tp " + str(p.tp) + ": expected a divisor of the " + str(spec.heads) + " attention heads");
   need(spec.kv_heads % p.tp == 0, "--tp " + str(p.tp) + ": expected a divisor of the " +
@@ -104,7 +106,7 @@ class Generator {
         layout_(stage_layout(spec.layers, plan.pp, plan.vpp, plan.first_stage_layers,
                              plan.last_stage_layers)) {
     t_ = p_.tp;
-    tokens_ = p_.micro_batch * p_.seq;
+    tokens_ = p_.micro_batch * p_.seq / p_.cp;  // this rank's share of the micro-batch
     sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
     vb_ = static_cast<double>(p_.value_bytes);
     y_ = static_cast<double>(tokens_ * spec_.hidden) * vb_;  // one full activation, bytes
@@ -119,6 +121,7 @@ class Generator {
     w.policy = "megatron";
     Parallelism& par = w.parallelism;
     par.tp = t_;
+    par.cp = p_.cp;
     par.pp = p_.pp;
     par.ep = p_.ep;
     par.vpp = p_.vpp;
@@ -321,7 +324,17 @@ class Generator {
         spec_.attention == AttentionKind::Mla ? spec_.mla.v_head_dim : spec_.head_dim;
     const int64_t s = p_.seq, b = p_.micro_batch;
     if (!p_.terms.attention) return {};
-    if (p_.flash_attention) return {fused_attention(b, heads, s, qk, vd, backward ? 2.5 : 1.0, kv)};
+    if (p_.flash_attention) {
+      // Context parallelism (ring attention, load-balanced causal chunks): each rank computes
+      // 1/cp of the work, in cp steps over key chunks of s / cp tokens.
+      ComputeDemand a = fused_attention(b, heads, s, qk, vd, backward ? 2.5 : 1.0, kv);
+      if (p_.cp > 1) {
+        a.flop /= static_cast<double>(p_.cp);
+        a.bytes /= p_.cp;
+        a.gemm.m = a.gemm.n = s / p_.cp;
+      }
+      return {a};
+    }
     // Unfused (Megatron 2021-22): QK^T and PV as batched GEMMs over the full s x s scores, the
     // fused scale-mask-softmax and the attention dropout (a one-byte mask) over them.
     const double scores = static_cast<double>(b * heads * s) * static_cast<double>(s);
@@ -373,6 +386,22 @@ class Generator {
       a->forward.kernels.push_back(
           streaming(KernelClass::Elementwise,
                     2 * act_bytes(tokens_, (spec_.heads + spec_.kv_heads) * spec_.head_dim / t_)));
+    a->input_grad.kernels.push_back(qkv.input_grad);
+    if (t_ > 1)
+      a->input_grad.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+                                CommGroup::Tensor, y_);
+    a->weight_grad.kernels.push_back(qkv.weight_grad);
+    add_casts(*a, qkv);
+    if (p_.cp > 1) {
+      // Ring attention: the keys and values of every rank of the context group pass around it
+      // (an all-gather of 2 N g d / t values per rank), their gradients back (a reduce-scatter).
+      const double kv = 2 * act_bytes(tokens_, spec_.kv_heads * spec_.head_dim / t_);
+      a->forward.comm =
+          comm(CollectiveKind::AllGather, CommGroup::Context, kv * static_cast<double>(p_.cp));
+      a = &record(program, name + " core attention", set);
+      a->input_grad.comm =
+          comm(CollectiveKind::ReduceScatter, CommGroup::Context, kv * static_cast<double>(p_.cp));
+    }
     for (const ComputeDemand& k : core_attention(false))
       a->forward.kernels.push_back(k);
     if (p_.recompute == RecomputeMode::Selective)
@@ -380,12 +409,6 @@ class Generator {
         a->input_grad.kernels.push_back(k);
     for (const ComputeDemand& k : core_attention(true))
       a->input_grad.kernels.push_back(k);
-    a->input_grad.kernels.push_back(qkv.input_grad);
-    if (t_ > 1)
-      a->input_grad.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
-                                CommGroup::Tensor, y_);
-    a->weight_grad.kernels.push_back(qkv.weight_grad);
-    add_casts(*a, qkv);
 
     Layer& o = record(program, name + " attention output", set);
     o.forward.kernels.push_back(out.forward);
@@ -571,23 +594,25 @@ class Generator {
             comm(sharded ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, group,
                  params * kGradientBytes);
       };
-      reduction("dense", CommGroup::Data, dense, p_.dp);
-      reduction("expert", CommGroup::ExpertData, expert, p_.dp / p_.ep);
+      reduction("dense", CommGroup::Data, dense, p_.dp * p_.cp);
+      reduction("expert", CommGroup::ExpertData, expert, p_.dp / p_.ep * p_.cp);
       // Adam over the local shard: read the fp32 gradient, read and write the fp32 master weight,
       // momentum and variance, write the bf16 weight (30 bytes), the gradient-norm read (4); then
       // zero the whole fp32 gradient buffer (4 per local parameter).
-      const double dense_shard = sharded ? dense / static_cast<double>(p_.dp) : dense;
+      // The distributed optimizer shards over the data-parallel group, DP x CP.
+      const double dense_shard = sharded ? dense / static_cast<double>(p_.dp * p_.cp) : dense;
       const double expert_shard =
-          sharded ? expert / static_cast<double>(std::max<int64_t>(1, p_.dp / p_.ep)) : expert;
+          sharded ? expert / static_cast<double>(std::max<int64_t>(1, p_.dp / p_.ep * p_.cp))
+                  : expert;
       if (p_.terms.optimizer) {
         Layer& o = record(program, "optimizer" + stage, set);
         o.forward.kernels = {streaming(KernelClass::Elementwise, 34 * (dense_shard + expert_shard)),
                              streaming(KernelClass::Copy, 4 * (dense + expert))};
       }
-      if (sharded && p_.dp > 1) {
+      if (sharded && p_.dp * p_.cp > 1) {
         Layer& g = record(program, "parameter all-gather" + stage, set);
         g.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, dense * vb_);
-        if (expert > 0 && p_.dp / p_.ep > 1) {
+        if (expert > 0 && p_.dp / p_.ep * p_.cp > 1) {
           Layer& x = record(program, "expert parameter all-gather" + stage, set);
           x.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::ExpertData, expert * vb_);
         }

@@ -29,7 +29,10 @@
 //   expert-data-parallel group; Adam as a memory-bound pass (34 bytes per local parameter, plus
 //   zeroing the gradient buffer); the bf16 parameter all-gather of the distributed optimizer;
 // - pipeline: the activation (N h / t with sequence parallelism) between stages.
-// Not generated (docs/models.md, Scope and limitations): context parallelism, the tied-embedding
+// - context parallelism: each rank holds 1/cp of every sequence (balanced causal chunks), does
+//   1/cp of the attention, and exchanges keys and values around the context group (an all-gather
+//   forward, a reduce-scatter of their gradients backward); gradients reduce over DP x CP.
+// Not generated (docs/models.md, Scope and limitations): the tied-embedding
 // gradient all-reduce between the first and last stages, the small loss and grad-norm
 // all-reduces, ZeRO-3's per-layer parameter gathers (their memory is modelled, their traffic not).
 #pragma once

@@ -119,6 +119,7 @@ Json to_json(const Result& r) {
                       {"ep", p.ep},
                       {"vpp", p.vpp},
                       {"micro_batches", p.micro_batches}};
+  if (p.cp > 1) j["parallelism"]["cp"] = p.cp;
   if (r.model) {
     j["model"] = {{"parameters", r.model->parameters},
                   {"layers", r.model->layers},

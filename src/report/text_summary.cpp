@@ -90,9 +90,9 @@ void write_text_summary(std::ostream& out, const Result& r, std::string_view det
                      r.schedule.empty() ? "" : ", " + r.schedule + " pipeline schedule");
   out << fmt::format("  workload   {}\n", r.workload);
   out << fmt::format(
-      "  parallel   TP {} x PP {} x DP {} ({} GPU{}), EP {}, VPP {}, {} micro-batch{}\n", p.tp,
-      p.pp, p.dp(), p.world_size, p.world_size == 1 ? "" : "s", p.ep, p.vpp, p.micro_batches,
-      p.micro_batches == 1 ? "" : "es");
+      "  parallel   TP {} x {}PP {} x DP {} ({} GPU{}), EP {}, VPP {}, {} micro-batch{}\n", p.tp,
+      p.cp > 1 ? fmt::format("CP {} x ", p.cp) : "", p.pp, p.dp(), p.world_size,
+      p.world_size == 1 ? "" : "s", p.ep, p.vpp, p.micro_batches, p.micro_batches == 1 ? "" : "es");
   if (!r.cluster.empty()) out << fmt::format("  cluster    {}\n", r.cluster);
   if (!r.device.empty()) out << fmt::format("  device     {}\n", r.device);
   if (r.model) {

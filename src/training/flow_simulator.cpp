@@ -16,6 +16,7 @@
 #include "network/link_graph.h"
 #include "network/rank_placement.h"
 #include "training/iteration_plan.h"
+#include "training/parallel_axes.h"
 #include "training/stage_program.h"
 
 namespace orrery {
@@ -73,11 +74,11 @@ struct Job {
   int64_t first_rank = 0;           // index of its rank 0 among all simulated ranks
   std::optional<RankPlacement> placement;
   std::vector<int64_t> stride;                    // per placement axis
-  std::array<std::vector<size_t>, 5> group_axes;  // per CommGroup
+  std::array<std::vector<size_t>, 6> group_axes;  // per CommGroup
   // The analytical model of each kind of group (the event mode's, on the job's own GPUs), to
   // pick a stand-in for an algorithm without a decomposition; built when first needed.
   std::unique_ptr<LinkGraph> own_links;
-  std::array<std::unique_ptr<CollectiveModel>, 5> models;
+  std::array<std::unique_ptr<CollectiveModel>, 6> models;
   size_t pp_axis = 0;
   std::vector<std::pair<int64_t, uint32_t>> sender;  // by transfer key: (stage, task)
 };
@@ -448,28 +449,18 @@ Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& 
     j.index.emplace_back(p, j.programs.transfer_keys);
   j.offset = offset;
   const Parallelism& par = j.plan.parallelism;
-  const std::vector<std::string> order = options.placement.value_or(cluster.placement);
-  std::vector<ParallelAxis> axes;
-  for (const std::string& name : order)
-    axes.push_back({name, name == "tp"   ? par.tp
-                          : name == "ep" ? par.ep
-                          : name == "pp" ? par.pp
-                                         : par.expert_dp()});
+  const std::vector<std::string> order = rank_order(options.placement.value_or(cluster.placement));
+  const std::vector<ParallelAxis> axes = parallel_axes(par, order);
   j.placement.emplace(axes, cluster.network);
   int64_t stride = 1;
   for (const ParallelAxis& a : axes) {
     j.stride.push_back(stride);
     stride *= a.size;
   }
-  const auto axis = [&](const char* name) {
-    return static_cast<size_t>(std::find(order.begin(), order.end(), name) - order.begin());
-  };
-  j.pp_axis = axis("pp");
-  j.group_axes[static_cast<size_t>(CommGroup::Tensor)] = {axis("tp")};
-  j.group_axes[static_cast<size_t>(CommGroup::Expert)] = {axis("ep")};
-  j.group_axes[static_cast<size_t>(CommGroup::Data)] = {axis("ep"), axis("dp")};
-  j.group_axes[static_cast<size_t>(CommGroup::ExpertData)] = {axis("dp")};
-  j.group_axes[static_cast<size_t>(CommGroup::Pipeline)] = {axis("pp")};
+  j.pp_axis = group_axes(CommGroup::Pipeline, order).front();
+  for (const CommGroup g : {CommGroup::Tensor, CommGroup::Expert, CommGroup::Data,
+                            CommGroup::ExpertData, CommGroup::Pipeline, CommGroup::Context})
+    j.group_axes[static_cast<size_t>(g)] = group_axes(g, order);
   j.sender.assign(static_cast<size_t>(j.programs.transfer_keys), {-1, kNone});
   for (const StageProgram& p : j.programs.stages)
     for (uint32_t t = 0; t < p.tasks.size(); ++t)

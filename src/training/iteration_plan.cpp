@@ -11,12 +11,13 @@
 #include "network/collective_model.h"
 #include "network/link_graph.h"
 #include "network/rank_placement.h"
+#include "training/parallel_axes.h"
 
 namespace orrery {
 namespace {
 
-constexpr std::array kGroups = {CommGroup::Tensor, CommGroup::Expert, CommGroup::Data,
-                                CommGroup::ExpertData, CommGroup::Pipeline};
+constexpr std::array kGroups = {CommGroup::Tensor,     CommGroup::Expert,   CommGroup::Data,
+                                CommGroup::ExpertData, CommGroup::Pipeline, CommGroup::Context};
 
 // Prices collectives on the cluster for the groups of one parallel layout.
 class CommPricer {
@@ -28,17 +29,11 @@ class CommPricer {
         algorithm_(algorithm),
         source_(source),
         diagnostics_(diagnostics) {
-    const auto axis = [&](const std::string& name) {
-      return static_cast<size_t>(std::find(placement.begin(), placement.end(), name) -
-                                 placement.begin());
-    };
-    members_ = {{CommGroup::Tensor, {axis("tp")}},
-                {CommGroup::Expert, {axis("ep")}},
-                {CommGroup::Data, {axis("ep"), axis("dp")}},
-                {CommGroup::ExpertData, {axis("dp")}},
-                {CommGroup::Pipeline, {axis("pp")}}};
+    const std::vector<std::string> order = rank_order(placement);
+    for (const CommGroup group : kGroups)
+      members_[group] = group_axes(group, order);
     try {
-      placement_.emplace(axes(par, placement), topology_);
+      placement_.emplace(parallel_axes(par, order), topology_);
     } catch (const std::invalid_argument& e) {
       throw InputError(std::string(e.what()) + " (cluster '" + cluster.name + "')");
     }
@@ -53,7 +48,7 @@ class CommPricer {
                              " groups do not all lie on the network alike under this placement; "
                              "costing every one like the most spread");
     }
-    pipeline_pair_ = placement_->neighbour_shape(axis("pp"));
+    pipeline_pair_ = placement_->neighbour_shape(group_axes(CommGroup::Pipeline, order).front());
   }
 
   PlannedComm price(const Communication& comm, CommRole role) {
@@ -97,19 +92,6 @@ class CommPricer {
   bool transfer_across_servers() const { return pipeline_pair_.outermost() > 0; }
 
  private:
-  static std::vector<ParallelAxis> axes(const Parallelism& par,
-                                        const std::vector<std::string>& placement) {
-    std::vector<ParallelAxis> result;
-    for (const std::string& name : placement) {
-      const int64_t size = name == "tp"   ? par.tp
-                           : name == "ep" ? par.ep
-                           : name == "pp" ? par.pp
-                                          : par.expert_dp();
-      result.push_back({name, size});
-    }
-    return result;
-  }
-
   const Topology& topology_;
   Algorithm algorithm_;
   std::string source_;

@@ -201,7 +201,7 @@ class StageBuilder {
   uint32_t last_compute_ = kNone;
   Time contention_;                // compute time still owed to asynchronous collectives' SMs
   std::vector<uint32_t> pending_;  // collectives the next compute must wait for
-  std::array<uint32_t, 5> last_comm_{kNone, kNone, kNone, kNone, kNone};
+  std::array<uint32_t, 6> last_comm_{kNone, kNone, kNone, kNone, kNone, kNone};
   std::vector<uint32_t> forward_end_;  // per (micro-batch, chunk): last compute of the forward
 };
 

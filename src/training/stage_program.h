@@ -26,10 +26,11 @@ enum class StageStream : uint8_t {
   Data,
   ExpertData,
   Pipeline,
+  Context,
   ForwardLink,   // transfers to the next stage (the last stage's go to stage 0's next chunk)
   BackwardLink,  // transfers to the previous stage
 };
-constexpr size_t kStageStreams = 8;
+constexpr size_t kStageStreams = 9;
 
 constexpr StageStream stream_of(CommGroup group) {
   return static_cast<StageStream>(1 + static_cast<int>(group));

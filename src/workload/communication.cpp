@@ -14,6 +14,8 @@ std::string_view to_string(CommGroup group) {
       return "dp_ep";
     case CommGroup::Pipeline:
       return "pp";
+    case CommGroup::Context:
+      return "cp";
   }
   return "?";
 }

@@ -13,8 +13,9 @@
 namespace orrery {
 
 // The communicator a collective runs in. Data = all data-parallel replicas of a stage (expert
-// parallelism is carved out of it); ExpertData = replicas of one expert shard (DP / EP ranks).
-enum class CommGroup : uint8_t { Tensor, Expert, Data, ExpertData, Pipeline };
+// parallelism is carved out of it, and with context parallelism it spans DP x CP); ExpertData =
+// replicas of one expert shard (DP / EP ranks); Context = the ranks sharing one sequence (CP).
+enum class CommGroup : uint8_t { Tensor, Expert, Data, ExpertData, Pipeline, Context };
 
 struct Communication {
   CollectiveKind kind = CollectiveKind::AllReduce;
@@ -22,7 +23,7 @@ struct Communication {
   Bytes bytes = 0;
 };
 
-// "tp", "ep", "dp", "dp_ep", "pp": the keys used in reports.
+// "tp", "ep", "dp", "dp_ep", "pp", "cp": the keys used in reports.
 std::string_view to_string(CommGroup group);
 
 // True for the groups whose collectives reduce gradients across data-parallel replicas.

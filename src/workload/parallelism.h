@@ -1,5 +1,5 @@
-// How a training job is split over GPUs: tensor (tp), pipeline (pp), data (dp) and expert (ep)
-// parallelism, virtual pipeline chunks per stage (vpp) and micro-batches per iteration.
+// How a training job is split over GPUs: tensor (tp), context (cp), pipeline (pp), data (dp) and
+// expert (ep) parallelism, virtual pipeline chunks per stage (vpp) and micro-batches per iteration.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +18,10 @@ struct Parallelism {
   int64_t vpp = 1;            // model chunks per stage (interleaved pipeline when > 1)
   int64_t micro_batches = 1;  // gradient-accumulation steps per iteration (AICB "ga")
   int64_t world_size = 1;     // GPUs in the job
+  int64_t cp = 1;             // ranks sharing each sequence (context parallelism)
 
-  // Data-parallel degree: world / (tp * pp), rounded down (see validation_error()).
-  int64_t dp() const { return world_size / (tp * pp); }
+  // Data-parallel degree: world / (tp * cp * pp), rounded down (see validation_error()).
+  int64_t dp() const { return world_size / (tp * cp * pp); }
   // Expert-data-parallel degree: replicas of one expert shard, dp / ep.
   int64_t expert_dp() const { return dp() / ep; }
 

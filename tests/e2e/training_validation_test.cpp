@@ -71,7 +71,7 @@ TEST(TrainingValidation, MegatronSeleneTable5) {
 }
 
 // NeMo 24.07 as its recipes run: FP8, the distributed optimizer, sequence parallelism with TP > 1,
-// the interleaved schedule's p2p overlapped. Context-parallel rows are refused (not generated).
+// the interleaved schedule's p2p overlapped, context parallelism where the row uses it.
 TEST(TrainingValidation, NemoH100Fp8) {
   const auto table = rows("nemo_h100_fp8.csv");
   ASSERT_EQ(table.size(), 12u);
@@ -82,12 +82,6 @@ TEST(TrainingValidation, NemoH100Fp8) {
         "--model " + c[0] + " --cluster hgx-h100 --gpus " + c[1] + " --gbs " + c[2] + " --mbs " +
         c[3] + " --seq " + c[4] + " --tp " + c[5] + " --pp " + c[6] + " --cp " + c[7] + " --vpp " +
         c[8] + (c[5] != "1" ? " --sequence-parallel" : "") + " --distributed-optimizer --dtype fp8";
-    if (c[7] != "1") {
-      const CliRun r = orrery("simulate " + plan);
-      EXPECT_EQ(r.status, 2);
-      EXPECT_NE(r.err.find("--cp"), std::string::npos) << r.err;
-      continue;
-    }
     const double measured = std::stod(c[2]) * std::stod(c[4]) /
                             (std::stod(c[9]) * std::stod(c[1]));  // gbs x seq / (tok/s/GPU x GPUs)
     const double error = predicted_seconds(plan) / measured - 1;
@@ -96,10 +90,10 @@ TEST(TrainingValidation, NemoH100Fp8) {
     abs_sum += std::fabs(error);
     ++predicted;
   }
-  ASSERT_EQ(predicted, 10);
+  ASSERT_EQ(predicted, 12);
   const double mape = 100 * abs_sum / predicted;
   std::printf("MAPE %.2f %%\n", mape);
-  EXPECT_LE(mape, 11.0);  // docs/validation.md: 10.7 %; the goal is 10 %
+  EXPECT_LE(mape, 11.5);  // docs/validation.md: 10.8 %; the goal is 10 %
 }
 
 }  // namespace

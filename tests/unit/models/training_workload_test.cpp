@@ -122,6 +122,32 @@ TEST(TrainingWorkload, MoeLayersExchangeTokensOverTheExpertGroup) {
   EXPECT_EQ(a2a, 4);
 }
 
+// Llama-3 8B, seq 8192, CP 2 / each rank runs half the attention work on its 4096 tokens and
+// all-gathers keys and values over the context group: 2 x 4096 tokens x 8 heads x 128 x 2 bytes
+// per rank, 2 ranks, because ring attention passes every rank's K and V around the group.
+TEST(TrainingWorkload, ContextParallelismSplitsTheSequence) {
+  const ModelSpec llama = load_model("llama3-8b");
+  ParallelPlan p = plan(1, 1, 1);
+  p.seq = 8192;
+  p.flash_attention = true;
+  const auto attention_flop = [&](int64_t cp) {
+    p.cp = cp;
+    const TrainingWorkload t = generate_training_workload(llama, p);
+    double f = 0;
+    for (const Layer* l : layer_records(t.workload, 1)) {
+      f += flop(l->forward, KernelClass::Attention);
+      if (cp > 1 && l->forward.comm && l->forward.comm->group == CommGroup::Context) {
+        EXPECT_EQ(l->forward.comm->kind, CollectiveKind::AllGather);
+        EXPECT_EQ(l->forward.comm->bytes, 2 * 4096 * 8 * 128 * 2 * 2);
+      }
+    }
+    EXPECT_EQ(t.workload.parallelism.cp, cp);
+    return f;
+  };
+  const double whole = attention_flop(1);
+  EXPECT_NEAR(attention_flop(2), whole / 2, 1e-6 * whole);
+}
+
 // Plans Megatron-LM would refuse are refused, naming the flag.
 TEST(TrainingWorkload, ImpossiblePlansNameTheFlag) {
   const ModelSpec gpt3 = load_model("gpt3-175b");
