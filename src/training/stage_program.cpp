@@ -44,10 +44,17 @@ class StageBuilder {
   }
 
   uint32_t compute(Time duration, int64_t receives = -1) {
-    StageTask t;
     // SM contention: compute after an asynchronous collective pays the SMs it took.
     const Time slowed = std::min(contention_, duration);
     contention_ -= slowed;
+    // Back-to-back compute with nothing issued or awaited in between is one task: the same
+    // timeline with fewer tasks (nothing can depend on the first part alone).
+    if (receives < 0 && pending_.empty() && last_compute_ != kNone &&
+        last_compute_ + 1 == program_.tasks.size()) {
+      program_.tasks.back().duration += duration + slowed;
+      return last_compute_;
+    }
+    StageTask t;
     t.duration = duration + slowed;
     t.receives = receives;
     last_compute_ = add(t);
