@@ -11,6 +11,12 @@ StreamId TaskGraph::add_stream() {
   return streams_++;
 }
 
+void TaskGraph::reserve(size_t tasks, size_t dependencies) {
+  stream_.reserve(tasks);
+  duration_.reserve(tasks);
+  edges_.reserve(dependencies);
+}
+
 TaskId TaskGraph::add_task(StreamId stream, Time duration) {
   if (stream >= streams_) throw std::logic_error("add_task: unknown stream");
   if (duration < Time::zero()) throw std::logic_error("add_task: negative duration");

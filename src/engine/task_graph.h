@@ -26,6 +26,8 @@ class TaskGraph {
   TaskId add_task(StreamId stream, Time duration);
   // `after` may not start before `before` has finished.
   void add_dependency(TaskId before, TaskId after);
+  // Room for this many tasks and dependencies in all (an optimisation only).
+  void reserve(size_t tasks, size_t dependencies);
 
   size_t task_count() const { return duration_.size(); }
   size_t stream_count() const { return streams_; }

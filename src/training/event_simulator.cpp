@@ -21,6 +21,15 @@ struct IterationGraph {
   explicit IterationGraph(const IterationPrograms& programs) {
     std::vector<TaskId> sender(static_cast<size_t>(programs.transfer_keys), kNone);
     std::vector<std::pair<int64_t, TaskId>> receivers;
+    size_t tasks = 0, deps = 0;
+    for (const StageProgram& program : programs.stages) {
+      tasks += program.tasks.size();
+      deps += program.deps.size();
+    }
+    deps += static_cast<size_t>(programs.transfer_keys);
+    graph.reserve(tasks, deps);
+    task.reserve(tasks);
+    edges.reserve(deps);
     for (const StageProgram& program : programs.stages) {
       std::array<StreamId, kStageStreams> streams{};
       for (StreamId& s : streams)

@@ -25,6 +25,17 @@ class StageBuilder {
   }
 
   StageProgram build() {
+    // Room for every task a stage may issue: per pass a start and, per layer, at most three
+    // computes, three collectives and the recomputed forwards (untouched room costs nothing).
+    size_t tasks = 2 * plan_.layers.size() + 16;
+    for (const auto& pass : plan_.chunk_layers)
+      for (const auto& chunk : pass) {
+        tasks += 2;
+        for (const size_t l : chunk)
+          tasks += 6 + 2 * plan_.layers[l].recompute.size();
+      }
+    program_.tasks.reserve(tasks);
+    program_.deps.reserve(2 * tasks);
     for (const PipelineOp& op : pipeline_order(plan_.schedule, p_, s_, m_, v_))
       op.forward ? forward(op) : backward(op);
     finish_iteration();
