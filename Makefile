@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR ?=
 DEMO_WORKLOAD ?= examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt
 
-.PHONY: deps build demo test test-sanitize bench clean format
+.PHONY: deps build demo test test-sanitize bench clean format update-references
 
 deps:
 	@scripts/install-deps.sh
@@ -44,6 +44,11 @@ bench: deps build
 	hyperfine --version >/dev/null 2>&1 && hyperfine -N --warmup 5 \
 	  '$(BUILD_DIR)/orrery simulate $(DEMO_WORKLOAD)' \
 	  '$(BUILD_DIR)/orrery simulate $(DEMO_WORKLOAD) --mode analytical --compat simai' || true
+
+# Regenerates tests/reference/*.json (the pinned outputs ReferenceOutputs compares) from
+# tests/reference/manifest.txt: on purpose only, and the diff is read like code.
+update-references: build
+	scripts/update-references.sh $(BUILD_DIR)/orrery
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')

@@ -5,8 +5,8 @@
 // Rules (documented in docs/event-mode.md):
 // - A collective overlapping compute takes SMs from it: an input-gradient collective overlapping
 //   its layer's weight-gradient compute adds min(cost, compute) x channels / units to that
-//   compute; asynchronous collectives and gradient buckets add cost x channels / units to the
-//   compute that follows them on the stage (stage_program.h).
+//   compute; asynchronous collectives and gradient buckets slow the compute that follows them on
+//   the stage by channels / units, over as much of it as their cost covers (stage_program.h).
 // - Collectives in the tensor, expert and pipeline groups block the compute stream. A layer's
 //   input-gradient collective overlaps its own weight-gradient compute when overlap is on.
 // - Weight-gradient collectives of micro-batch layers in a data-parallel group are asynchronous

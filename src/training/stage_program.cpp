@@ -55,9 +55,12 @@ class StageBuilder {
   }
 
   uint32_t compute(Time duration, int64_t receives = -1) {
-    // SM contention: compute after an asynchronous collective pays the SMs it took.
-    const Time slowed = std::min(contention_, duration);
-    contention_ -= slowed;
+    // SM contention: compute running beside an asynchronous collective loses the share of the
+    // SMs the collective holds, for as long as they overlap (in program order).
+    const Time overlapped = std::min(overlap_left_, duration);
+    overlap_left_ -= overlapped;
+    const Time slowed = overlapped.scaled(contention_share_);
+    if (overlap_left_ == Time::zero()) contention_share_ = 0;
     // Back-to-back compute with nothing issued or awaited in between is one task: the same
     // timeline with fewer tasks (nothing can depend on the first part alone).
     if (receives < 0 && pending_.empty() && last_compute_ != kNone &&
@@ -90,9 +93,11 @@ class StageBuilder {
   void issue_async(CommGroup group, Time cost, const Communication& comm, Algorithm algorithm,
                    int64_t channels) {
     issue(group, cost, comm, algorithm);
-    if (plan_.overlap && plan_.compute_units > 0 && channels > 0)
-      contention_ +=
-          cost.scaled(static_cast<double>(channels) / static_cast<double>(plan_.compute_units));
+    if (plan_.overlap && plan_.compute_units > 0 && channels > 0) {
+      overlap_left_ += cost;
+      contention_share_ = std::max(contention_share_, static_cast<double>(channels) /
+                                                          static_cast<double>(plan_.compute_units));
+    }
   }
   void blocking(const PlannedComm& c) { pending_.push_back(issue(c)); }
 
@@ -217,7 +222,10 @@ class StageBuilder {
   int64_t s_ = 0, p_ = 1, m_ = 1, v_ = 1;
   StageProgram program_;
   uint32_t last_compute_ = kNone;
-  Time contention_;                // compute time still owed to asynchronous collectives' SMs
+  // Asynchronous collectives' time not yet overlapped by compute, and the largest share of the
+  // SMs one of them holds.
+  Time overlap_left_;
+  double contention_share_ = 0;
   std::vector<uint32_t> pending_;  // collectives the next compute must wait for
   std::array<uint32_t, 6> last_comm_{kNone, kNone, kNone, kNone, kNone, kNone};
   std::vector<uint32_t> forward_end_;  // per (micro-batch, chunk): last compute of the forward
