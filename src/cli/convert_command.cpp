@@ -2,6 +2,9 @@
 // `orrery simulate` would) written as Orrery's training IR in its text form (SimAI/AICB
 // layer-wise text), and optionally the equivalent two-tier cluster as YAML, so that
 // `orrery simulate OUT.txt --cluster CLUSTER.yaml` runs it in the event simulator.
+// `orrery convert --model M (plan flags) --to simai`: the iteration generated from a model
+// description, priced on the cluster's GPU, written as SimAI/AICB text (what the format cannot
+// hold is named in warnings; models/aicb_export.h).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -9,18 +12,29 @@
 
 #include "cli/commands.h"
 #include "cli/dataflow_options.h"
+#include "cli/number_checks.h"
 #include "cli/output_files.h"
+#include "cli/plan_options.h"
+#include "cluster/cluster.h"
 #include "core/diagnostics.h"
 #include "dataflow/event_departure.h"
 #include "dataflow/workload_conversion.h"
 #include "formats/simai_text_writer.h"
 #include "formats/workload_reader.h"
+#include "models/aicb_export.h"
+#include "scenario/scenario.h"
+#include "workload/parallelism.h"
 
 namespace orrery {
 namespace {
 
 struct ConvertArgs {
   std::string input;
+  std::string model;
+  PlanArgs plan;
+  std::string cluster = kModelCluster;
+  std::string device;
+  std::optional<int64_t> gpus, ep;
   std::string to = "workload";
   std::string output;
   std::string cluster_output;
@@ -52,7 +66,42 @@ void write_cluster_yaml(std::ostream& out, const EquivalentNetwork& n, const std
     out << "# approximate: " << caveat << "\n";
 }
 
+// The model's generated iteration as SimAI/AICB text.
+int convert_model(const ConvertArgs& a) {
+  if (!a.input.empty())
+    throw InputError("--model replaces the DFModel input file; give one or the other");
+  if (a.to != "simai" && a.to != "workload")
+    throw InputError("--to " + a.to + ": a model converts to simai");
+  if (!a.cluster_output.empty())
+    throw InputError("--cluster-out applies to DFModel input (the model runs on --cluster)");
+  for (const std::string* input : {&a.cluster, &a.device, &a.model})
+    protect_input_file(*input);
+  check_distinct_outputs({{"-o", a.output == "-" ? "" : a.output}});
+  const auto model = model_scenario(a.model, a.plan, a.ep, a.gpus);
+  const PricedModel priced = priced_model(*model, load_cluster(a.cluster), a.device);
+  const AicbExport exported = aicb_workload(priced.training.workload);
+  const auto workload = [&](std::ostream& out) {
+    try {
+      write_simai_text(out, exported.workload);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("--to simai: ") + e.what());
+    }
+  };
+  if (a.output.empty() || a.output == "-")
+    workload(std::cout);
+  else
+    write_file(a.output, workload);
+  for (const std::string& lost : exported.lost)
+    std::cerr << "orrery: warning: SimAI text cannot hold " << lost << "\n";
+  return 0;
+}
+
 int run_convert(const ConvertArgs& a) {
+  if (!a.model.empty()) return convert_model(a);
+  if (a.input.empty()) throw InputError("expected a DFModel file or --model NAME|FILE to convert");
+  if (a.plan.given) throw InputError(a.plan.given_flag + " describes a parallel plan for --model");
+  if (a.to == "simai")
+    throw InputError("--to simai: a DFModel file converts to workload (SimAI text already)");
   Diagnostics diagnostics;
   protect_input_file(a.input);
   check_distinct_outputs(
@@ -91,17 +140,33 @@ std::function<int()> add_convert_command(CLI::App& app) {
       "  orrery convert examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt --to workload \\\n"
       "      -o gpt1t.txt --cluster-out gpt1t-cluster.yaml\n"
       "  orrery simulate gpt1t.txt --cluster gpt1t-cluster.yaml\n\n"
+      "  orrery convert --model gpt3-1.3b --gpus 8 --tp 2 --gbs 16 --to simai -o gpt3.txt\n\n"
       "The workload is written as SimAI/AICB layer-wise text (the IR's text form); see\n"
-      "docs/dfmodel.md for how its event-mode answer relates to DFModel's.");
-  cmd->add_option("input", args->input, "DFModel file (dse.txt, dse_final.txt or .pb)")->required();
-  cmd->add_option("--to", args->to, "What to produce: workload (Orrery's training IR)")
-      ->check(CLI::IsMember({"workload"}))
+      "docs/dfmodel.md for how its event-mode answer relates to DFModel's, and docs/models.md\n"
+      "for what a model's file keeps.");
+  cmd->add_option("input", args->input, "DFModel file (dse.txt, dse_final.txt or .pb)");
+  cmd->add_option("--to", args->to,
+                  "What to produce: workload (Orrery's training IR as SimAI text), or simai "
+                  "(the same, for --model)")
+      ->check(CLI::IsMember({"workload", "simai"}))
       ->capture_default_str();
+  std::vector<CLI::Option*> plan_flags = add_plan_options(*cmd, args->model, args->plan);
+  cmd->add_option("--cluster", args->cluster,
+                  "--model: the cluster whose GPU prices the compute (preset or YAML file)")
+      ->capture_default_str();
+  cmd->add_option("--device", args->device, "--model: the device that prices compute instead");
+  cmd->add_option("-g,--gpus", args->gpus, "--model: GPUs (default tp x pp x cp)")
+      ->check(integer_in(1, kMaxWorldSize));
+  cmd->add_option("--ep", args->ep, "--model: expert-parallel degree")
+      ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("-o,--output", args->output, "Workload file to write (default: stdout)");
   cmd->add_option("--cluster-out", args->cluster_output,
                   "Also write the equivalent two-tier cluster as YAML here");
   add_dataflow_options(*cmd, args->dataflow);
-  return [args]() { return run_convert(*args); };
+  return [args, plan_flags]() {
+    note_given_plan_flags(plan_flags, args->plan);
+    return run_convert(*args);
+  };
 }
 
 }  // namespace orrery

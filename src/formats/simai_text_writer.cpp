@@ -55,8 +55,13 @@ void write_simai_text(std::ostream& out, const Workload& w) {
   const Parallelism& p = w.parallelism;
   out << (w.policy.empty() ? "HYBRID_TRANSFORMER" : w.policy)
       << " model_parallel_NPU_group: " << p.tp << " ep: " << p.ep << " pp: " << p.pp
-      << " vpp: " << p.vpp << " ga: " << p.micro_batches << " all_gpus: " << p.world_size
-      << " checkpoints: 0 checkpoint_initiates: 0";
+      << " vpp: " << p.vpp << " ga: " << p.micro_batches << " all_gpus: " << p.world_size;
+  for (const auto& [key, list] : {std::pair{"checkpoints:", &w.recompute.checkpoints},
+                                  std::pair{"checkpoint_initiates:", &w.recompute.triggers}}) {
+    out << " " << key << " " << list->size();
+    for (const int64_t index : *list)
+      out << " " << index;
+  }
   if (w.stage_boundary_bytes) out << " pp_comm: " << *w.stage_boundary_bytes;
   out << "\n" << w.program.layers.size() << "\n";
   for (const Layer& l : w.program.layers) {

@@ -1,5 +1,6 @@
 // Writer of SimAI / AICB layer-wise text workloads (the format read by simai_text.h): the header
-// line with the parallel degrees and pp_comm, the record count, then one 12-field record per
+// line with the parallel degrees, the recompute lists (checkpoints, checkpoint_initiates) and
+// pp_comm, the record count, then one 12-field record per
 // layer row (times in ns, rounded; sizes in bytes). Iteration-level rows are written where they
 // sit in the Program; micro-batch passes must start with a row named "embedding_layer*" for a
 // reader to find them again. Collectives are written in the column's default group (tensor for

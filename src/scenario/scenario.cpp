@@ -108,20 +108,9 @@ Job model_job(const Scenario& s) {
   const ModelScenario& m = *s.model;
   Job job;
   const ParallelPlan plan = resolve_plan(m);
-  TrainingWorkload generated;
-  try {
-    generated = generate_training_workload(m.spec, plan);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(e.what());
-  }
-  if (s.device.empty() && device_preset_text(s.cluster.gpu).empty())
-    throw InputError("--cluster " + s.cluster.name + ": its gpu '" + s.cluster.gpu +
-                     "' is no known device, so compute cannot be priced; give --device");
-  const Device device = s.device.empty() ? load_device(s.cluster.gpu) : load_device(s.device);
-  if (plan.dtype != DType::BF16 && !device.matrix.contains(plan.dtype))
-    throw InputError("--dtype " + std::string(to_string(plan.dtype)) + ": device '" + device.name +
-                     "' has no " + std::string(to_string(plan.dtype)) + " matrix rate");
-  price_generated(generated.workload, device);
+  PricedModel priced = priced_model(m, s.cluster, s.device);
+  TrainingWorkload& generated = priced.training;
+  const Device& device = priced.device;
   job.memory = estimate_memory(m.spec, plan, static_cast<double>(device.memory_capacity));
   for (const StageMemory& stage : job.memory->stages)
     if (stage.peak_bytes() > job.memory->capacity_bytes) {
@@ -146,6 +135,27 @@ Job model_job(const Scenario& s) {
 }
 
 }  // namespace
+
+PricedModel priced_model(const ModelScenario& m, const Cluster& cluster,
+                         const std::string& device_override) {
+  const ParallelPlan plan = resolve_plan(m);
+  PricedModel out;
+  try {
+    out.training = generate_training_workload(m.spec, plan);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  if (device_override.empty() && device_preset_text(cluster.gpu).empty())
+    throw InputError("--cluster " + cluster.name + ": its gpu '" + cluster.gpu +
+                     "' is no known device, so compute cannot be priced; give --device");
+  out.device = load_device(device_override.empty() ? cluster.gpu : device_override);
+  if (plan.dtype != DType::BF16 && !out.device.matrix.contains(plan.dtype))
+    throw InputError("--dtype " + std::string(to_string(plan.dtype)) + ": device '" +
+                     out.device.name + "' has no " + std::string(to_string(plan.dtype)) +
+                     " matrix rate");
+  price_generated(out.training.workload, out.device);
+  return out;
+}
 
 ParallelPlan resolve_plan(const ModelScenario& m) {
   ParallelPlan plan = m.plan;

@@ -14,8 +14,10 @@
 #include "compat/simai_analytical.h"
 #include "formats/reader_options.h"
 #include "formats/workload_reader.h"
+#include "hardware/device.h"
 #include "models/model_spec.h"
 #include "models/parallel_plan.h"
+#include "models/training_workload.h"
 #include "training/simulation_options.h"
 #include "workload/result.h"
 #include "workload/workload.h"
@@ -63,6 +65,15 @@ struct Prediction {
 
 // Throws InputError for anything the scenario asks that cannot be done.
 Prediction predict(const Scenario& scenario);
+
+// A model scenario's generated iteration with its compute priced on the cluster's GPU (or the
+// device override), and that device. Throws InputError naming the flag for a plan that cannot run.
+struct PricedModel {
+  TrainingWorkload training;
+  Device device;
+};
+PricedModel priced_model(const ModelScenario& model, const Cluster& cluster,
+                         const std::string& device_override);
 
 // The world size of a model scenario's plan, with dp = gpus / (tp pp cp) and the micro-batches
 // per iteration gbs / (mbs dp); throws InputError naming the flag that does not divide.

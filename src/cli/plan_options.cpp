@@ -1,0 +1,155 @@
+#include "cli/plan_options.h"
+
+#include "cli/number_checks.h"
+#include "core/diagnostics.h"
+#include "models/model_file.h"
+
+namespace orrery {
+
+namespace {
+
+RecomputeMode recompute_mode(const std::string& name) {
+  if (name == "full") return RecomputeMode::Full;
+  if (name == "selective") return RecomputeMode::Selective;
+  return RecomputeMode::None;
+}
+
+}  // namespace
+
+void note_given_plan_flags(const std::vector<CLI::Option*>& flags, PlanArgs& plan) {
+  for (const CLI::Option* o : flags)
+    if (o->count() > 0 && !plan.given) {
+      plan.given = true;
+      plan.given_flag = o->get_name();
+    }
+}
+
+std::optional<ModelScenario> model_scenario(const std::string& model, const PlanArgs& p,
+                                            std::optional<int64_t> ep,
+                                            std::optional<int64_t> gpus) {
+  if (model.empty()) {
+    if (p.given) throw InputError(p.given_flag + " describes a parallel plan for --model");
+    return std::nullopt;
+  }
+  ModelScenario m;
+  m.spec = load_model(model);
+  ParallelPlan& plan = m.plan;
+  plan.tp = p.tp;
+  plan.pp = p.pp;
+  plan.cp = p.cp;
+  plan.ep = ep.value_or(1);
+  plan.vpp = p.vpp;
+  plan.micro_batch = p.mbs;
+  plan.seq = p.seq.value_or(m.spec.seq);
+  plan.recompute = recompute_mode(p.recompute);
+  plan.sequence_parallel = p.sequence_parallel;
+  plan.distributed_optimizer = p.distributed_optimizer;
+  plan.zero = p.zero;
+  plan.flash_attention = p.attention != "unfused";
+  plan.dtype = *parse_dtype(p.dtype);
+  plan.p2p = p.p2p == "blocking"     ? P2pMode::Blocking
+             : p.p2p == "overlapped" ? P2pMode::Overlapped
+                                     : P2pMode::Auto;
+  for (const std::string& term : p.without) {
+    if (term == "attention") plan.terms.attention = false;
+    if (term == "elementwise") plan.terms.elementwise = false;
+    if (term == "end-stages") plan.terms.end_stages = false;
+    if (term == "optimizer") plan.terms.optimizer = false;
+    if (term == "fp8-casts") plan.terms.fp8_casts = false;
+  }
+  plan.first_stage_layers = p.first_stage_layers;
+  plan.last_stage_layers = p.last_stage_layers;
+  if (!p.gbs) throw InputError("--model: expected --gbs (sequences per iteration)");
+  m.global_batch = *p.gbs;
+  m.gpus = gpus;
+  m.train_tokens = p.train_tokens;
+  return m;
+}
+
+// --model and its parallel plan; returns the plan flags (given without --model, an error).
+std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, PlanArgs& p) {
+  cmd.add_option("--model", model,
+                 "Model description instead of a workload file: a preset (see `orrery presets`) "
+                 "or a YAML file (docs/models.md); the iteration is generated as Megatron-LM "
+                 "runs it with the plan below")
+      ->group("Model and parallel plan");
+  std::vector<CLI::Option*> flags;
+  const auto degree = [&](const std::string& name, int64_t& value, const std::string& help) {
+    flags.push_back(cmd.add_option(name, value, help)
+                        ->check(integer_in(1, kMaxWorldSize))
+                        ->capture_default_str()
+                        ->group("Model and parallel plan"));
+  };
+  degree("--tp", p.tp, "Tensor-parallel degree");
+  degree("--pp", p.pp, "Pipeline-parallel stages");
+  degree("--cp", p.cp,
+         "Context-parallel degree (ring attention; ranks right outside tp in the placement)");
+  degree("--vpp", p.vpp, "Model chunks per pipeline stage (interleaved schedule when > 1)");
+  degree("--mbs", p.mbs, "Micro-batch size (sequences)");
+  const auto optional_count = [&](const std::string& name, std::optional<int64_t>& value,
+                                  const std::string& help) {
+    flags.push_back(cmd.add_option(name, value, help)
+                        ->check(integer_in(1, int64_t{1} << 40))
+                        ->group("Model and parallel plan"));
+  };
+  optional_count("--gbs", p.gbs, "Global batch (sequences per iteration); required with --model");
+  optional_count("--seq", p.seq, "Sequence length (default: the model's)");
+  optional_count("--first-stage-layers", p.first_stage_layers,
+                 "Layers of the first model chunk (default: spread evenly, the remainder on the "
+                 "middle stages)");
+  optional_count("--last-stage-layers", p.last_stage_layers, "Layers of the last model chunk");
+  flags.push_back(cmd.add_option("--recompute", p.recompute,
+                                 "Activation recompute: none, selective (attention core), full")
+                      ->check(CLI::IsMember({"none", "selective", "full"}))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_flag("--sequence-parallel", p.sequence_parallel,
+                               "Sequence parallelism (all-gather / reduce-scatter instead of "
+                               "tensor-parallel all-reduce)")
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_flag("--distributed-optimizer", p.distributed_optimizer,
+                               "Megatron's distributed optimizer (ZeRO-1): optimizer state "
+                               "sharded, gradients reduce-scattered, parameters all-gathered")
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--zero", p.zero,
+                                 "ZeRO stage: 1 as --distributed-optimizer; 2 and 3 also shard "
+                                 "gradients and parameters (memory only)")
+                      ->check(CLI::Range(0, 3))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--attention", p.attention,
+                                 "flash (fused, the default) or unfused (scores stored, as "
+                                 "Megatron ran in 2021-22)")
+                      ->check(CLI::IsMember({"flash", "unfused"}))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--dtype", p.dtype,
+                                 "Data type of the linear layers' GEMMs: bf16, fp16 or fp8 "
+                                 "(Transformer Engine); MFU divides by its dense peak")
+                      ->check(CLI::IsMember({"bf16", "fp16", "fp8"}))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--p2p", p.p2p,
+                                 "Stage-to-stage transfers: auto (overlapped with the interleaved "
+                                 "schedule, else blocking, as Megatron-LM today), blocking "
+                                 "(Megatron until 2023), overlapped")
+                      ->check(CLI::IsMember({"auto", "blocking", "overlapped"}))
+                      ->capture_default_str()
+                      ->group("Model and parallel plan"));
+  flags.push_back(
+      cmd.add_option("--without", p.without,
+                     "Leave modelled terms out, to see what each adds (docs/validation.md): "
+                     "attention, elementwise, end-stages, optimizer, fp8-casts, sm-contention")
+          ->delimiter(',')
+          ->check(CLI::IsMember({"attention", "elementwise", "end-stages", "optimizer", "fp8-casts",
+                                 "sm-contention"}))
+          ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_option("--train-tokens", p.train_tokens,
+                                 "Tokens to train on: adds time to train, GPU-hours, cost and "
+                                 "energy (ideal: no failures or checkpoints)")
+                      ->check(number_in(1, 1e18))
+                      ->group("Model and parallel plan"));
+  return flags;
+}
+
+}  // namespace orrery

@@ -1,0 +1,105 @@
+#include "models/aicb_export.h"
+
+#include <algorithm>
+#include <map>
+
+namespace orrery {
+namespace {
+
+// A row name the format can hold: no whitespace.
+std::string row_name(const std::string& name) {
+  std::string out = name;
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == ' ' || c == '\t'; }, '_');
+  std::erase_if(out, [](char c) { return c == '(' || c == ')' || c == ','; });
+  return out;
+}
+
+// Drops a collective of the context group (the format has no column for it).
+void drop_context(Phase& phase) {
+  if (phase.comm && phase.comm->group == CommGroup::Context) phase.comm.reset();
+}
+
+}  // namespace
+
+AicbExport aicb_workload(const Workload& g) {
+  AicbExport out;
+  Workload& w = out.workload;
+  const Program& program = g.program;
+  const Parallelism& par = g.parallelism;
+  w.name = g.name;
+  w.source = g.source;
+  w.format = "simai";
+  w.policy = "HYBRID_TRANSFORMER_FWD_IN_BCKWD";  // the policy whose readers use recompute lists
+  w.parallelism = par;
+  w.parallelism.cp = 1;
+  if (par.pp > 1) w.stage_boundary_bytes = g.stage_boundary_bytes;
+  w.model = g.model;
+
+  // The stage whose rows every stage runs: the only one, or a middle one (no embedding, no head).
+  const int64_t stage = par.pp == 1 ? 0 : par.pp / 2;
+  const int64_t chunks = program.pass_per_model_chunk ? par.vpp : 1;
+  const auto runs = [&](const Layer& l, int64_t chunk) {
+    return !program.pass_per_model_chunk || program.runs_on(l, chunk * par.pp + stage);
+  };
+  if (par.pp > 1 && program.pass_per_model_chunk)
+    out.lost.push_back("every stage runs stage " + std::to_string(stage) +
+                       "'s layers: the first stage's embedding, the last stage's LM head and loss "
+                       "and uneven layer counts are not in the file");
+  if (g.gradient_bucket_bytes && par.dp() * par.cp > 1)
+    out.lost.push_back("Megatron's gradient buckets: the reader issues one bucket per layer");
+  if (g.blocking_p2p && par.pp > 1)
+    out.lost.push_back("the schedule waiting for stage-to-stage transfers (blocking p2p)");
+  if (g.stage_boundary_gathered && par.pp > 1)
+    out.lost.push_back("the receiving tensor group's all-gather of scattered activations");
+  if (par.cp > 1)
+    out.lost.push_back("context parallelism: its key-value exchanges are dropped and its " +
+                       std::to_string(par.cp) + " ranks per sequence count as data-parallel");
+
+  std::map<size_t, size_t> index;  // generated row -> written row
+  const auto add = [&](size_t from, const std::string& name) {
+    Layer l = program.layers[from];
+    l.name = name;
+    l.stage_set = -1;
+    drop_context(l.forward);
+    drop_context(l.input_grad);
+    index[from] = w.program.layers.size();
+    w.program.layers.push_back(std::move(l));
+  };
+  for (const LayerRange pass : program.micro_batches) {
+    const size_t begin = w.program.layers.size();
+    for (int64_t c = 0; c < chunks; ++c)
+      for (size_t i = pass.begin; i < pass.end; ++i) {
+        if (!runs(program.layers[i], c)) continue;
+        const bool opens = w.program.layers.size() == begin;
+        const std::string name = row_name(program.layers[i].name);
+        if (opens && name != "embedding") {
+          Layer marker;  // the reader finds a pass by its embedding_layer row
+          marker.name = "embedding_layer";
+          w.program.layers.push_back(marker);
+        }
+        add(i, opens && name == "embedding" ? "embedding_layer" : name);
+      }
+    w.program.micro_batches.push_back({begin, w.program.layers.size()});
+  }
+  w.program.after.begin = w.program.layers.size();
+  for (size_t i = program.after.begin; i < program.after.end; ++i) {
+    const Layer& l = program.layers[i];
+    if (program.pass_per_model_chunk && l.stage_set >= 0 &&
+        !program.stage_sets[static_cast<size_t>(l.stage_set)][static_cast<size_t>(stage)])
+      continue;  // another stage's row
+    add(i, "optimizer_" + row_name(l.name));
+  }
+  w.program.after.end = w.program.layers.size();
+
+  for (size_t k = 0; k < g.recompute.triggers.size(); ++k) {
+    const auto checkpoint = index.find(static_cast<size_t>(g.recompute.checkpoints[k]));
+    const auto trigger = index.find(static_cast<size_t>(g.recompute.triggers[k]));
+    if (checkpoint == index.end() || trigger == index.end()) continue;
+    w.recompute.checkpoints.push_back(static_cast<int64_t>(checkpoint->second));
+    w.recompute.triggers.push_back(static_cast<int64_t>(trigger->second));
+  }
+  return out;
+}
+
+}  // namespace orrery
