@@ -15,7 +15,10 @@ build:
 	@cmake -S . -B $(BUILD_DIR) $(if $(WERROR),-DORRERY_WERROR=$(WERROR)) --log-level=WARNING
 	@cmake --build $(BUILD_DIR) -j$(JOBS)
 
-demo: deps build
+# The demo builds the orrery binary only (not the tests and benchmarks).
+demo: deps
+	@cmake -S . -B $(BUILD_DIR) $(if $(WERROR),-DORRERY_WERROR=$(WERROR)) --log-level=WARNING
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target orrery
 	$(BUILD_DIR)/orrery simulate $(DEMO_WORKLOAD) --cluster dgx-a100
 
 test: deps build
