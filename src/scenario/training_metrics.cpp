@@ -4,12 +4,13 @@ namespace orrery {
 namespace {
 
 // The error of each kind of prediction measured in docs/validation.md, by device family.
-std::string error_band(const Device& device, const std::string& mode) {
+std::string error_band(const Device& device, const std::string& mode, bool moe) {
   const std::string name = device.name;
   const bool a100 = name.rfind("A100", 0) == 0;
   const bool h100 = name.rfind("H100", 0) == 0;
   if (mode != "event")
     return "not validated in " + mode + " mode (docs/validation.md validates the event mode)";
+  if (moe) return "not validated: no MoE run is in docs/validation.md (dense models only)";
   if (a100)
     return "A100, event mode: 7.2 % mean error on Megatron's Table 5 runs, every one too fast "
            "(docs/validation.md)";
@@ -33,7 +34,7 @@ TrainingFigures training_figures(const TrainingWorkload& workload, const ModelSc
   f.peak_tflops_per_gpu =
       peak == device.matrix.end() ? 0 : peak->second.in_flop_per_second() / 1e12;
   f.tokens_per_iteration = workload.tokens;
-  f.error_band = error_band(device, mode);
+  f.error_band = error_band(device, mode, model.spec.moe.has_value());
   if (seconds <= 0) return f;
   f.tokens_per_s = static_cast<double>(workload.tokens) / seconds;
   f.model_tflops_per_gpu = workload.model_flop / (seconds * gpus) / 1e12;
