@@ -52,13 +52,14 @@ void add_reverse_rings(std::vector<std::vector<int64_t>>& rings) {
 
 std::vector<size_t> spanned_dimensions(const Topology& t, std::span<const int64_t> members) {
   std::vector<size_t> dims;
-  const std::vector<int64_t> first = t.coordinates(members.front());
-  for (size_t d = 0; d < t.size(); ++d)
+  for (size_t d = 0; d < t.size(); ++d) {
+    const int64_t first = t.coordinate(members.front(), d);
     for (const int64_t m : members)
-      if (t.coordinates(m)[d] != first[d]) {
+      if (t.coordinate(m, d) != first) {
         dims.push_back(d);
         break;
       }
+  }
   return dims;
 }
 

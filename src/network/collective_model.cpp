@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "network/flow_network.h"
+#include "network/leaf_loads.h"
 
 namespace orrery {
 namespace {
@@ -29,16 +30,38 @@ Time add_transfer(const LinkGraph& links, const Transfer& x, std::vector<double>
 }  // namespace
 
 CollectiveModel::CollectiveModel(const LinkGraph& links, std::vector<std::vector<int64_t>> groups)
-    : links_(links), groups_(std::move(groups)) {
-  if (groups_.empty()) groups_.emplace_back();
-  shape_ = shape_of(links_.topology(), groups_.front());
+    : CollectiveModel(links, listed_kind(links.topology(), std::move(groups))) {}
+
+CollectiveModel::CollectiveModel(const LinkGraph& links, GroupKind kind)
+    : links_(links), kind_(std::move(kind)) {
+  shape_ = kind_.compact ? kind_.shape : shape_of(links_.topology(), kind_.groups.front());
+  if (!kind_.compact) return;
+  const int64_t g = kind_.server_gpus;
+  local_.emplace(links_.topology(), static_cast<int64_t>(kind_.servers.size()) * g);
+  for (const auto& group : kind_.groups) {
+    // Members in GPU order (as kinds list them) meet the ascending servers in order.
+    std::vector<int64_t> local(group.size());
+    auto server = kind_.servers.begin();
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (i > 0 && group[i] < group[i - 1]) server = kind_.servers.begin();
+      server = std::lower_bound(server, kind_.servers.end(), group[i] / g);
+      local[i] = (server - kind_.servers.begin()) * g + group[i] % g;
+    }
+    local_groups_.push_back(std::move(local));
+  }
 }
 
-CollectiveModel::Step CollectiveModel::evaluate(const std::vector<double>& load,
+CollectiveModel::Step CollectiveModel::evaluate(const LinkGraph& graph,
+                                                const std::vector<double>& load, double leaf_load,
                                                 const FlowStep& step, Time route_latency) const {
   Step s;
+  const size_t outer = topology().size() - 1;
   for (size_t d = 0; d < topology().size(); ++d) {
-    s.per_dimension.push_back(links_.busiest(load, d));
+    // A compact kind's own graph holds the links inside its servers and their NICs; the leaf-spine
+    // links' load comes from every cluster (leaf_load).
+    s.per_dimension.push_back(local_ && d == outer
+                                  ? std::max(graph.busiest_in_servers(load, d), leaf_load)
+                                  : graph.busiest(load, d));
     s.seconds_per_unit = std::max(s.seconds_per_unit, s.per_dimension.back());
   }
   s.scale = step.scale;
@@ -50,36 +73,59 @@ CollectiveModel::Step CollectiveModel::evaluate(const std::vector<double>& load,
 
 std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, CollectiveKind kind) const {
   const Topology& t = topology();
-  std::vector<double> load(links_.link_count(), 0.0);
+  const LinkGraph& graph = local_ ? *local_ : links_;
+  const std::vector<std::vector<int64_t>>& groups = local_ ? local_groups_ : kind_.groups;
+  std::optional<LeafLoads> leaves;
+  if (local_) leaves.emplace(links_, kind_);
+  const bool leafy = leaves && leaves->active();
+  const auto leaf_load = [&] { return leafy ? leaves->busiest() : 0.0; };
+  std::vector<double> load(graph.link_count(), 0.0);
   std::vector<Step> steps;
   if (a == Algorithm::Direct && kind != CollectiveKind::SendRecv) {
     // Every pair of every group at once, S/n each: counted per dimension line, not pair by pair,
     // so the loads carry each group's share and the frame's scale is the message itself.
-    std::vector<FlowStep> frame = {direct_exchange_frame(t, kind, groups_.front())};
+    std::vector<FlowStep> frame = {direct_exchange_frame(t, kind, groups.front())};
     frame.front().scale = {};
-    append_base_latency(t, groups_.front(), frame);
-    for (const auto& g : groups_)
-      links_.add_all_pairs_load(g, 1.0 / static_cast<double>(g.size()), load);
+    append_base_latency(t, groups.front(), frame);
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const double share = 1.0 / static_cast<double>(groups[i].size());
+      graph.add_all_pairs_load(groups[i], share, load);
+      if (leafy) leaves->add_all_pairs(kind_.groups[i], share);
+      routed_ += static_cast<int64_t>(groups[i].size());
+    }
     for (const FlowStep& step : frame) {
-      steps.push_back(evaluate(load, step, Time::zero()));
+      steps.push_back(evaluate(graph, load, leaf_load(), step, Time::zero()));
       std::fill(load.begin(), load.end(), 0.0);
+      if (leafy) leaves->clear();
     }
     return steps;
   }
   std::vector<std::vector<FlowStep>> patterns;
-  for (const auto& g : groups_)
+  for (const auto& g : groups)
     patterns.push_back(collective_pattern(t, a, kind, g));
+  const size_t outer = t.size() - 1;
+  const int64_t server_gpus = kind_.server_gpus;
   for (size_t i = 0; i < patterns.front().size(); ++i) {
     std::fill(load.begin(), load.end(), 0.0);
+    if (leafy) leaves->clear();
     Time latency;  // of the first group's routes, as the flow mode charges a step without one
     for (size_t g = 0; g < patterns.size(); ++g) {
       if (i >= patterns[g].size()) continue;  // groups not alike: align their steps by index
       for (const Transfer& x : patterns[g][i].transfers) {
-        const Time l = add_transfer(links_, x, load);
+        const Time l = add_transfer(graph, x, load);
         if (g == 0) latency = std::max(latency, l);
+        if (leafy && x.dst >= 0) {
+          // On the whole network: the servers the two GPUs stand for, crossing on the rail of
+          // the GPU the route reaches the fat-tree from: the destination's position (a mirrored
+          // transfer, routed from its destination, the source's).
+          const int64_t rail = t.rail_of(outer, (x.mirror ? x.src : x.dst) % server_gpus);
+          leaves->add(kind_.servers[static_cast<size_t>(x.src / server_gpus)],
+                      kind_.servers[static_cast<size_t>(x.dst / server_gpus)], rail, x.bytes);
+        }
       }
+      routed_ += static_cast<int64_t>(patterns[g][i].transfers.size());
     }
-    steps.push_back(evaluate(load, patterns.front()[i], latency));
+    steps.push_back(evaluate(graph, load, leaf_load(), patterns.front()[i], latency));
   }
   return steps;
 }

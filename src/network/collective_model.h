@@ -7,7 +7,11 @@
 // filled torus or mesh positions and uneven rails load some links more than others.
 //
 // Groups given together run at once, step for step (a job's data-parallel groups, all of its
-// tensor-parallel groups): their transfers add up on the links they share. On a network where
+// tensor-parallel groups): their transfers add up on the links they share. A compact kind of
+// groups (group_kind.h) is priced on a link graph of its representative cluster's servers alone,
+// whose links inside servers and NICs carry what every cluster's carry, with the leaf-spine load
+// of all clusters added up in closed form per pod (leaf_loads.h): the same times as listing every
+// group, at the cost of one cluster. On a network where
 // nothing else contends, the flow mode takes these times (to a picosecond per step), except where
 // ECMP hashes flows of one step onto the same spine (docs/network.md).
 //
@@ -26,6 +30,7 @@
 #include "core/time.h"
 #include "network/collective_algorithms.h"
 #include "network/collective_flows.h"
+#include "network/group_kind.h"
 #include "network/link_graph.h"
 #include "network/rank_placement.h"
 
@@ -36,11 +41,17 @@ class CollectiveModel {
   // `groups`: communicators of one kind (GPU ids in rank order each) that run at once; the first
   // one's shape decides which algorithms can run, and its steps' latencies are charged.
   CollectiveModel(const LinkGraph& links, std::vector<std::vector<int64_t>> groups);
+  // The groups of one kind, compact or listed; `links` is the job's whole network.
+  CollectiveModel(const LinkGraph& links, GroupKind kind);
 
   const Topology& topology() const { return links_.topology(); }
   const LinkGraph& links() const { return links_; }
   const GroupShape& shape() const { return shape_; }
-  const std::vector<int64_t>& members() const { return groups_.front(); }
+  const std::vector<int64_t>& members() const { return kind_.groups.front(); }
+
+  // Transfers routed into link loads so far (each all-pairs exchange counts its members): the
+  // work of pricing, which follows one cluster of a compact kind, not the number of its groups.
+  int64_t routed() const { return routed_; }
 
   // Time of `algorithm` (not Auto), or nullopt where it cannot run this collective on the group.
   std::optional<Time> time(Algorithm algorithm, CollectiveKind kind, Bytes bytes) const;
@@ -66,11 +77,17 @@ class CollectiveModel {
   int64_t max_channels(Algorithm algorithm) const;
   const std::vector<Step>& profile(Algorithm algorithm, CollectiveKind kind) const;
   std::vector<Step> build(Algorithm algorithm, CollectiveKind kind) const;
-  Step evaluate(const std::vector<double>& load, const FlowStep& step, Time route_latency) const;
+  Step evaluate(const LinkGraph& graph, const std::vector<double>& load, double leaf_load,
+                const FlowStep& step, Time route_latency) const;
 
   const LinkGraph& links_;
-  std::vector<std::vector<int64_t>> groups_;
+  GroupKind kind_;
+  // Compact kinds: the representative cluster's servers as a network of their own (server i of
+  // kind_.servers as server i), and its groups there.
+  std::optional<LinkGraph> local_;
+  std::vector<std::vector<int64_t>> local_groups_;
   GroupShape shape_;
+  mutable int64_t routed_ = 0;
   mutable std::map<std::pair<Algorithm, CollectiveKind>, std::vector<Step>> profiles_;
 };
 

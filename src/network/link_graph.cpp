@@ -118,15 +118,15 @@ LinkGraph::LinkGraph(const Topology& topology, int64_t gpus) : topology_(topolog
   for (size_t d = 0; d < topology.size(); ++d) {
     const Dimension& dim = topology[d];
     Family f;
-    f.base = static_cast<LinkId>(capacity_.size());
-    const double cap = dim.effective().in_bytes_per_second();
+    f.base = static_cast<LinkId>(link_count_);
+    f.capacity = dim.effective().in_bytes_per_second();
     switch (dim.kind) {
       case DimensionKind::Switch:
       case DimensionKind::Ring:
-        capacity_.insert(capacity_.end(), static_cast<size_t>(2 * all), cap);
+        link_count_ += static_cast<size_t>(2 * all);
         break;
       case DimensionKind::Mesh:
-        capacity_.insert(capacity_.end(), static_cast<size_t>(all * (extent_[d] - 1)), cap);
+        link_count_ += static_cast<size_t>(all * (extent_[d] - 1));
         break;
       case DimensionKind::FatTree: {
         // One server per position of this dimension and of the ones outside it.
@@ -137,17 +137,38 @@ LinkGraph::LinkGraph(const Topology& topology, int64_t gpus) : topology_(topolog
         // spines are never more than the job's servers (a huge servers_per_leaf costs nothing).
         f.spines = std::min(per_leaf, f.servers);
         const int64_t rails = topology.rail_groups(d);
-        const double nic = topology.nic_bandwidth(d).in_bytes_per_second();
-        capacity_.insert(capacity_.end(), static_cast<size_t>(2 * f.servers * rails), nic);
-        capacity_.insert(capacity_.end(), static_cast<size_t>(2 * rails * f.pods * f.spines),
-                         nic / dim.oversubscription);
+        f.capacity = topology.nic_bandwidth(d).in_bytes_per_second();
+        f.uplink_capacity = f.capacity / dim.oversubscription;
+        link_count_ += static_cast<size_t>(2 * f.servers * rails);
+        link_count_ += static_cast<size_t>(2 * rails * f.pods * f.spines);
         break;
       }
     }
-    f.count = static_cast<LinkId>(capacity_.size()) - f.base;
+    f.count = static_cast<LinkId>(link_count_ - f.base);
     family_.push_back(f);
     below *= extent_[d];
   }
+}
+
+double LinkGraph::capacity(LinkId link) const {
+  for (size_t d = 0; d < family_.size(); ++d) {
+    const Family& f = family_[d];
+    if (link < f.base || link >= f.base + f.count) continue;
+    return topology_[d].kind == DimensionKind::FatTree && link >= uplinks(d) ? f.uplink_capacity
+                                                                             : f.capacity;
+  }
+  return 0;
+}
+
+LinkGraph::Leaves LinkGraph::leaves(size_t d) const {
+  const Family& f = family_.at(d);
+  const Dimension& dim = topology_[d];
+  return {f.servers,
+          dim.servers_per_leaf > 0 ? dim.servers_per_leaf : f.servers,
+          f.pods,
+          f.spines,
+          topology_.rail_groups(d),
+          f.uplink_capacity};
 }
 
 int64_t LinkGraph::rank_of(const std::vector<int64_t>& coords) const {
@@ -192,8 +213,10 @@ int64_t LinkGraph::rail_of(size_t d, const std::vector<int64_t>& coords) const {
 }
 
 Time LinkGraph::route(int64_t src, int64_t dst, uint64_t hash, std::vector<LinkId>& path) const {
-  std::vector<int64_t> at = topology_.coordinates(src);
-  const std::vector<int64_t> to = topology_.coordinates(dst);
+  // Coordinates in buffers of this thread's own: routing millions of transfers allocates nothing.
+  thread_local std::vector<int64_t> at, to;
+  topology_.coordinates(src, at);
+  topology_.coordinates(dst, to);
   Time latency;
   for (size_t d = 0; d < topology_.size(); ++d) {
     if (at[d] == to[d]) continue;
@@ -424,19 +447,26 @@ void LinkGraph::add_all_pairs_load(std::span<const int64_t> members, double byte
 
 double LinkGraph::busiest(const std::vector<double>& load, size_t d) const {
   const Family& f = family_[d];
-  double worst = 0;
-  LinkId end = f.base + f.count;
+  double worst = busiest_in_servers(load, d);
   if (topology_[d].kind == DimensionKind::FatTree) {
-    end = uplinks(d);
     // A leaf's spine traffic sits in its spine-0 links, shared by all its spines.
     const auto spines = static_cast<double>(f.spines);
-    for (LinkId l = end; l < f.base + f.count; l += static_cast<LinkId>(2 * f.spines))
+    for (LinkId l = uplinks(d); l < f.base + f.count; l += static_cast<LinkId>(2 * f.spines))
       for (const LinkId x : {l, l + 1})
-        worst = std::max(worst, load[x] / spines / capacity_[x]);
+        worst = std::max(worst, load[x] / spines / f.uplink_capacity);
   }
-  for (LinkId l = f.base; l < end; ++l)
-    worst = std::max(worst, load[l] / capacity_[l]);
   return worst;
+}
+
+double LinkGraph::busiest_in_servers(const std::vector<double>& load, size_t d) const {
+  const Family& f = family_[d];
+  const LinkId end = topology_[d].kind == DimensionKind::FatTree ? uplinks(d) : f.base + f.count;
+  // The links share one capacity, and dividing by it keeps the order: the most loaded is the
+  // busiest.
+  double most = 0;
+  for (LinkId l = f.base; l < end; ++l)
+    most = std::max(most, load[l]);
+  return most / f.capacity;
 }
 
 std::string LinkGraph::link_name(LinkId link) const {

@@ -16,6 +16,11 @@
 //
 // Link loads (the analytical model, collective_model.h) use the same routes, with a transfer
 // that crosses spines spread evenly over all of them (ideal ECMP; flow mode's hash may collide).
+//
+// Every link of a family (a dimension's links; a fat-tree's NICs, and its leaf-spine links) has
+// the same capacity, kept once per family: a graph costs memory for its dimensions, not its
+// links, so that the analytical model of a million GPUs never allocates per-link state for the
+// whole network (collective_model.h prices alike groups on a compact graph of their servers).
 #pragma once
 
 #include <cstdint>
@@ -40,8 +45,8 @@ class LinkGraph {
   static constexpr int64_t kMaxLinks = int64_t{1} << 26;
 
   const Topology& topology() const { return topology_; }
-  size_t link_count() const { return capacity_.size(); }
-  double capacity(LinkId link) const { return capacity_[link]; }  // bytes per second
+  size_t link_count() const { return link_count_; }
+  double capacity(LinkId link) const;  // bytes per second
   std::string link_name(LinkId link) const;
   int64_t gpus() const { return gpus_; }
 
@@ -69,11 +74,24 @@ class LinkGraph {
                           std::vector<double>& load) const;
   // The longest time a link of dimension d takes to carry its load: max of load / capacity.
   double busiest(const std::vector<double>& load, size_t d) const;
+  // The same without a fat-tree's leaf-spine links: the links inside servers and their NICs.
+  double busiest_in_servers(const std::vector<double>& load, size_t d) const;
+
+  // The leaf-spine tier of fat-tree dimension d for this many GPUs: a leaf per (rail, pod of
+  // per_leaf servers), each with a link up to and down from every spine, of uplink_capacity
+  // (bytes per second) each.
+  struct Leaves {
+    int64_t servers = 0, per_leaf = 0, pods = 0, spines = 0, rails = 0;
+    double uplink_capacity = 0;
+  };
+  Leaves leaves(size_t d) const;
 
  private:
   struct Family {  // the links of one dimension
     LinkId base = 0;
     LinkId count = 0;
+    double capacity = 0;                        // bytes per second (fat-tree: a NIC's)
+    double uplink_capacity = 0;                 // fat-tree: a leaf-spine link's
     int64_t servers = 0, pods = 0, spines = 0;  // fat-tree
   };
 
@@ -89,7 +107,7 @@ class LinkGraph {
   int64_t gpus_ = 0;
   std::vector<int64_t> extent_;  // size of each dimension for this many GPUs
   std::vector<Family> family_;
-  std::vector<double> capacity_;
+  size_t link_count_ = 0;
 };
 
 }  // namespace orrery

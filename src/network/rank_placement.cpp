@@ -55,7 +55,8 @@ GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks) {
       at[i] = dim.size > 0 ? std::pair{position / dim.size, position % dim.size}
                            : std::pair{int64_t{0}, position};
     }
-    std::sort(at.begin(), at.end());
+    // Members in GPU order (as groups list them) give these pairs in order already.
+    if (!std::is_sorted(at.begin(), at.end())) std::sort(at.begin(), at.end());
     int64_t run = 0;
     for (size_t i = 0; i < at.size(); ++i) {
       if (i == 0 || at[i].first != at[i - 1].first) run = 0;
@@ -69,7 +70,7 @@ GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks) {
     std::vector<int64_t> block(ranks.size());
     for (size_t i = 0; i < ranks.size(); ++i)
       block[i] = ranks[i] / below;
-    std::sort(block.begin(), block.end());
+    if (!std::is_sorted(block.begin(), block.end())) std::sort(block.begin(), block.end());
     int64_t blocks = 0, count = 0, fewest = shape.ranks;
     for (size_t i = 0; i < block.size(); ++i) {
       if (i == 0 || block[i] != block[i - 1]) {

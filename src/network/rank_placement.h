@@ -52,6 +52,9 @@ class RankPlacement {
 
   int64_t world_size() const { return world_; }
   const std::vector<ParallelAxis>& axes() const { return axes_; }
+  const Topology& topology() const { return topology_; }
+  // Global-rank distance between neighbours along each axis (the product of the sizes inside).
+  const std::vector<int64_t>& strides() const { return strides_; }
 
   // Global ranks of the group formed by varying `axes` (indices into axes()) around `base`.
   std::vector<int64_t> group_members(std::span<const size_t> axes, int64_t base) const;

@@ -98,7 +98,13 @@ int64_t Topology::extent(size_t d, int64_t world) const {
 }
 
 std::vector<int64_t> Topology::coordinates(int64_t rank) const {
-  std::vector<int64_t> c(dims_.size());
+  std::vector<int64_t> c;
+  coordinates(rank, c);
+  return c;
+}
+
+void Topology::coordinates(int64_t rank, std::vector<int64_t>& c) const {
+  c.assign(dims_.size(), 0);
   for (size_t d = 0; d < dims_.size(); ++d) {
     if (dims_[d].size == 0) {
       c[d] = rank;
@@ -107,7 +113,14 @@ std::vector<int64_t> Topology::coordinates(int64_t rank) const {
     c[d] = rank % dims_[d].size;
     rank /= dims_[d].size;
   }
-  return c;
+}
+
+int64_t Topology::coordinate(int64_t rank, size_t d) const {
+  for (size_t j = 0;; ++j) {
+    if (dims_[j].size == 0) return j == d ? rank : 0;
+    if (j == d) return rank % dims_[j].size;
+    rank /= dims_[j].size;
+  }
 }
 
 Bandwidth Topology::step_bandwidth(size_t d, bool crosses_leaves) const {

@@ -78,6 +78,9 @@ class Topology {
 
   // The coordinate of `rank` in each dimension.
   std::vector<int64_t> coordinates(int64_t rank) const;
+  // The same into `out` (resized), and its coordinate in dimension d alone.
+  void coordinates(int64_t rank, std::vector<int64_t>& out) const;
+  int64_t coordinate(int64_t rank, size_t d) const;
 
   // Effective bandwidth one GPU has for a transfer step across dimension d: a switch port; its
   // share of the server's NICs (rails * NIC / GPUs per server, divided by the oversubscription

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "network/collective_model.h"
+#include "network/group_kind.h"
 #include "network/link_graph.h"
 #include "network/rank_placement.h"
 #include "training/parallel_axes.h"
@@ -39,10 +40,10 @@ class CommPricer {
     }
     links_.emplace(topology_, placement_->world_size());
     for (const CommGroup group : kGroups) {
-      bool uniform = true;
-      GroupShape& shape = shapes_[static_cast<size_t>(group)];
-      shape = placement_->group_shape(members_.at(group), &uniform);
-      if (!uniform)
+      GroupKind& kind = kinds_[static_cast<size_t>(group)];
+      kind = group_kind(*placement_, members_.at(group));
+      shapes_[static_cast<size_t>(group)] = kind.shape;
+      if (!kind.uniform)
         diagnostics.warn({source, 0},
                          "the " + std::string(to_string(group)) +
                              " groups do not all lie on the network alike under this placement; "
@@ -82,11 +83,13 @@ class CommPricer {
   Time transfer(Bytes bytes) const { return point_to_point_time(topology_, bytes, pipeline_pair_); }
 
   // The analytical model of one kind of group: all the job's groups of that kind at once (they
-  // share links where they meet), the most spread one setting latencies and what can run.
+  // share links where they meet), the most spread one setting latencies and what can run; alike
+  // groups as one cluster of them and its copies (network/group_kind.h).
   const CollectiveModel& model(CommGroup group) {
     auto& slot = models_[static_cast<size_t>(group)];
     if (!slot)
-      slot = std::make_unique<CollectiveModel>(*links_, placement_->groups(members_.at(group)));
+      slot =
+          std::make_unique<CollectiveModel>(*links_, std::move(kinds_[static_cast<size_t>(group)]));
     return *slot;
   }
   bool transfer_across_servers() const { return pipeline_pair_.outermost() > 0; }
@@ -101,6 +104,7 @@ class CommPricer {
   std::map<CommGroup, std::vector<size_t>> members_;
   std::optional<LinkGraph> links_;
   std::array<std::unique_ptr<CollectiveModel>, kGroups.size()> models_;
+  std::array<GroupKind, kGroups.size()> kinds_;
   std::array<GroupShape, kGroups.size()> shapes_;
   GroupShape pipeline_pair_;
   std::map<std::tuple<CollectiveKind, CommGroup, Bytes>, CollectiveCost> cache_;
