@@ -84,5 +84,21 @@ TEST(YamlFields, ErrorsAreOneLineWhateverTheInputHolds) {
             "c.yaml:1: unknown key 'a\\nb\\x1b[2J' in the test; expected one of: size");
 }
 
+TEST(YamlFields, KeysThatAreNotNamesAreRefusedAtTheirLine) {
+  // Mappings whose key is not a name: "? :" (yaml-cpp reads a mapping as its key; the input
+  // fuzz_cluster_yaml, fuzz_device_yaml, fuzz_graph_config and fuzz_model_yaml each found), null,
+  // a sequence / an InputError at the key's line, because yaml-cpp's own conversion error
+  // escaped the readers as an internal error (exit 1) before.
+  const YamlFields f("c.yaml");
+  EXPECT_EQ(error_of([&] { f.unique_keys(f.load("? :\n")); }),
+            "c.yaml:1: expected a key name, found a mapping");
+  EXPECT_EQ(error_of([&] { f.unique_keys(f.load("~: 1\n")); }),
+            "c.yaml:1: expected a key name, found no name");
+  EXPECT_EQ(error_of([&] { f.only_keys(f.load("size: 8\n[a, b]: 1\n"), {"size"}, "the test"); }),
+            "c.yaml:2: expected a key name, found a sequence");
+  EXPECT_EQ(error_of([&] { f.only_keys(f.load("? {a: 1}\n: 2\n"), {"size"}, "the test"); }),
+            "c.yaml:1: expected a key name, found a mapping");
+}
+
 }  // namespace
 }  // namespace orrery

@@ -841,6 +841,9 @@ TEST(GraphConfig, KeysValuesAndErrors) {
     }
     return std::string("(no error)");
   };
+  // A key that is no name ("? :", found by fuzz_graph_config) is an error at its line, not
+  // yaml-cpp's conversion exception.
+  EXPECT_EQ(error_of("? :\n"), "c.yaml:1: expected a key name, found a mapping");
   EXPECT_EQ(error_of("heads: 12\nbeam: 2\n"),
             "c.yaml:2: unknown key 'beam'; expected one of: batch, text_tokens, external_tokens, "
             "heads, beams, dtype, bucket_size, first_bucket_size, bucket_order, optimizer");
