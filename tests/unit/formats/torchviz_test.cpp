@@ -730,6 +730,28 @@ std::string dot_error_of(const std::string& text) {
   return std::string("(no error)");
 }
 
+TEST(TorchvizDot, EachFileIsReadAloneAndHoldsOneGraph) {
+  // Reads in one process after files that end with more than their graph / each error names its
+  // own file's line and each file is read alone, because cgraph's lexer kept what followed a
+  // graph for the next parse: a blank line after '}' shifted the next file's error lines by one,
+  // and a second graph after the first was read in place of the next file's graph (seen running
+  // this executable in one process; ctest runs each test alone). What follows the graph is now
+  // refused: a second graph, or text that is not DOT.
+  const std::string syntax = "digraph {\n a -> \n}";
+  EXPECT_EQ(dot_error_of("digraph {\n a [label=AddBackward0]\n}\n\n\n").rfind("g.dot:2: ", 0), 0u);
+  EXPECT_EQ(dot_error_of(syntax).rfind("g.dot:3: expected a Graphviz DOT digraph", 0), 0u)
+      << dot_error_of(syntax);
+  EXPECT_EQ(dot_error_of("digraph {\n a [label=AddBackward0]\n} digraph { b }\n"),
+            "g.dot:3: expected the file to end with the graph that ends here, found a second "
+            "graph after it");
+  EXPECT_EQ(dot_error_of(syntax).rfind("g.dot:3: expected a Graphviz DOT digraph", 0), 0u)
+      << dot_error_of(syntax);
+  const std::string junk = dot_error_of("digraph {\n a [label=AddBackward0]\n}\n\nx y\n");
+  EXPECT_EQ(junk.rfind("g.dot:5: expected a Graphviz DOT digraph: ", 0), 0u) << junk;
+  Diagnostics d;
+  EXPECT_NO_THROW(read_torchviz_dot("mlp.dot", kMlp, {}, d));
+}
+
 TEST(TorchvizDot, MalformedGraphsAreInputErrors) {
   const std::string syntax = dot_error_of("digraph {\n a -> \n}");
   EXPECT_NE(syntax.find("g.dot:3: expected a Graphviz DOT digraph"), std::string::npos) << syntax;
