@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR ?=
 DEMO_WORKLOAD ?= examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt
 
-.PHONY: deps build demo test test-sanitize bench clean format update-references
+.PHONY: deps build demo test test-sanitize fuzz bench clean format update-references
 
 deps:
 	@scripts/install-deps.sh
@@ -41,6 +41,38 @@ test-sanitize: deps
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
 	  ctest --output-on-failure -j$(JOBS) -E 'EdgeDeleted|CycleMode'
+
+# libFuzzer harnesses for every reader (fuzz/, docs/reliability.md): a clang build with ASan and
+# UBSan in build-fuzz/, then each harness for FUZZ_SECONDS on its seeds (the bundled files) and the
+# corpus it grew before (build-fuzz/corpus/NAME). A crash, sanitizer report, uncaught exception,
+# malformed InputError or input slower than FUZZ_TIMEOUT seconds stops with the input saved as
+# build-fuzz/findings/NAME-*; its log is build-fuzz/logs/NAME.log.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 20
+FUZZ_TIMEOUT ?= 10
+FUZZERS ?= simai_text neusight_table torchviz_dot dfmodel cluster_yaml device_yaml graph_config \
+  nccl_tests_log model_yaml
+fuzz:
+	@scripts/install-deps.sh clang libclang-rt-dev
+	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DORRERY_FUZZ=ON -DORRERY_TESTS=OFF \
+	  -DORRERY_BENCH=OFF -DORRERY_WERROR=ON --log-level=WARNING
+	@cmake --build $(FUZZ_DIR) -j$(JOBS) --target fuzz -- --no-print-directory
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/findings $(FUZZ_DIR)/logs
+	@status=0; for f in $(FUZZERS); do \
+	  mkdir -p $(FUZZ_DIR)/corpus/$$f; \
+	  if LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
+	    $(FUZZ_DIR)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) \
+	      -rss_limit_mb=2048 -print_final_stats=1 -dict=fuzz/dicts/$$f.dict \
+	      -artifact_prefix=$(FUZZ_DIR)/findings/$$f- \
+	      $(FUZZ_DIR)/corpus/$$f $(FUZZ_DIR)/fuzz/seeds/$$f > $(FUZZ_DIR)/logs/$$f.log 2>&1; then \
+	    echo "fuzz $$f: $$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' \
+	      $(FUZZ_DIR)/logs/$$f.log | grep -o '[0-9]*$$') runs in $(FUZZ_SECONDS) s, no finding"; \
+	  else \
+	    status=1; echo "fuzz $$f: FINDING (input saved as $(FUZZ_DIR)/findings/$$f-*)"; \
+	    tail -n 40 $(FUZZ_DIR)/logs/$$f.log; \
+	  fi; \
+	done; exit $$status
 
 bench: deps build
 	$(BUILD_DIR)/bench/orrery_bench

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Orrery builds with, when any is missing. Idempotent, and silent
-# when everything is already installed. Uses sudo when not run as root.
+# Installs the Debian packages Orrery builds with, and any named as arguments, when any is
+# missing. Idempotent, and silent when everything is already installed. Uses sudo when not run as
+# root.
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,8 @@ packages=(
   libprotobuf-dev protobuf-compiler coinor-libcbc-dev
   libgtest-dev libbenchmark-dev
 )
+# Extra packages a target needs beyond these (make fuzz: clang and its libFuzzer runtime).
+packages+=("$@")
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "install-deps: not a Debian system; install these yourself: ${packages[*]}" >&2

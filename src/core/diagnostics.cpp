@@ -44,12 +44,37 @@ std::string cut_long_quotes(const std::string& message) {
   return out;
 }
 
+// An error is one line: control characters the input slipped into it (a quoted YAML key may
+// hold any, and yaml-cpp's messages quote the character they stopped at) are written as escapes,
+// \n, \r or \xNN; a tab stays.
+std::string one_line(const std::string& message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if ((byte < 0x20 && c != '\t') || byte == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 InputError::InputError(const SourceLocation& where, const std::string& message)
-    : std::runtime_error(cut_long_quotes(prefixed(where, message))) {}
+    : std::runtime_error(one_line(cut_long_quotes(prefixed(where, message)))) {}
 
-InputError::InputError(const std::string& message) : std::runtime_error(cut_long_quotes(message)) {}
+InputError::InputError(const std::string& message)
+    : std::runtime_error(one_line(cut_long_quotes(message))) {}
 
 std::string Warning::to_string() const {
   return prefixed(where, message);

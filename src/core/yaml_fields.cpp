@@ -37,11 +37,11 @@ void YamlFields::unique_keys(const YAML::Node& map) const {
   if (!map.IsMap()) return;
   std::map<std::string, int64_t> first_line;
   for (const auto& entry : map) {
-    const auto key = entry.first.as<std::string>();
-    const auto [at, inserted] = first_line.emplace(key, line_of(entry.first.Mark()));
+    const std::string name = key(entry.first);
+    const auto [at, inserted] = first_line.emplace(name, line_of(entry.first.Mark()));
     if (!inserted)
       fail(entry.first,
-           "key '" + key + "' given twice (first at line " + std::to_string(at->second) + ")");
+           "key '" + name + "' given twice (first at line " + std::to_string(at->second) + ")");
   }
 }
 
@@ -50,12 +50,12 @@ void YamlFields::only_keys(const YAML::Node& map, const std::set<std::string>& a
   if (!map.IsMap()) fail(map, "expected " + where + " to be a mapping of keys to values");
   unique_keys(map);
   for (const auto& entry : map) {
-    const auto key = entry.first.as<std::string>();
-    if (allowed.count(key)) continue;
+    const std::string name = key(entry.first);
+    if (allowed.count(name)) continue;
     std::string list;
     for (const auto& a : allowed)
       list += (list.empty() ? "" : ", ") + a;
-    fail(entry.first, "unknown key '" + key + "' in " + where + "; expected one of: " + list);
+    fail(entry.first, "unknown key '" + name + "' in " + where + "; expected one of: " + list);
   }
 }
 
@@ -64,6 +64,13 @@ YAML::Node YamlFields::required(const YAML::Node& map, const std::string& key,
   const YAML::Node node = map[key];
   if (!node) fail(map, "expected '" + key + "' in " + where);
   return node;
+}
+
+std::string YamlFields::key(const YAML::Node& node) const {
+  if (node.IsScalar()) return node.as<std::string>();
+  fail(node, std::string("expected a key name, found ") + (node.IsSequence() ? "a sequence"
+                                                           : node.IsMap()    ? "a mapping"
+                                                                             : "no name"));
 }
 
 std::string YamlFields::scalar(const YAML::Node& node) const {

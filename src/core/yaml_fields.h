@@ -33,6 +33,9 @@ class YamlFields {
   YAML::Node required(const YAML::Node& map, const std::string& key,
                       const std::string& where) const;
 
+  // The name of a mapping's key: it must be a scalar (YAML also allows null, sequence and
+  // mapping keys, which no Orrery schema has).
+  std::string key(const YAML::Node& node) const;
   std::string scalar(const YAML::Node& node) const;
   // An integer in [minimum, maximum].
   int64_t integer(const YAML::Node& node, int64_t minimum,

@@ -295,9 +295,18 @@ Workload Reader::read() {
                   "header has no 'vpp:'; using vpp = 1 (SimAI leaves it 0, which makes its "
                   "bubble and total infinite)");
   par.micro_batches = value("ga", 1, !data_policy_, "header has no 'ga:'; using 1 micro-batch");
-  par.world_size = value("all_gpus", par.tp * par.pp * par.ep, true,
-                         "header has no 'all_gpus:'; using tp * pp * ep = " +
-                             std::to_string(par.tp * par.pp * par.ep) + " GPUs");
+  // Each degree is at most 2^62, so their product may not fit: it is needed only without
+  // all_gpus.
+  int64_t implied = 0;
+  const bool implied_fits = !__builtin_mul_overflow(par.tp, par.pp, &implied) &&
+                            !__builtin_mul_overflow(implied, par.ep, &implied);
+  if (!implied_fits && !header.values.count("all_gpus"))
+    fail(1, "header has no 'all_gpus:' and tp * pp * ep (" + std::to_string(par.tp) + " x " +
+                std::to_string(par.pp) + " x " + std::to_string(par.ep) +
+                ") is beyond 64 bits; expected 'all_gpus:' or smaller degrees");
+  par.world_size =
+      value("all_gpus", implied, true,
+            "header has no 'all_gpus:'; using tp * pp * ep = " + std::to_string(implied) + " GPUs");
   if (const auto it = header.values.find("pp_comm"); it != header.values.end()) {
     workload.stage_boundary_bytes = static_cast<Bytes>(it->second);
     if (par.pp == 1 && it->second != 0)

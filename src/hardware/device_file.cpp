@@ -35,12 +35,14 @@ class Fields : public YamlFields {
   std::map<DType, FlopRate> rates(const YAML::Node& map, const std::string& where) const {
     if (!map.IsMap() || map.size() == 0)
       fail(map, "expected " + where + " to map data types (bf16, fp32, ...) to rates");
+    unique_keys(map);
     std::map<DType, FlopRate> result;
     for (const auto& entry : map) {
-      const auto type = parse_dtype(entry.first.as<std::string>());
+      const std::string name = key(entry.first);
+      const auto type = parse_dtype(name);
       if (!type)
         fail(entry.first, "expected a data type (fp64, fp32, tf32, fp16, bf16, fp8, int8) in " +
-                              where + ", found '" + entry.first.as<std::string>() + "'");
+                              where + ", found '" + name + "'");
       result[*type] = quantity(entry.second, parse_flop_rate);
     }
     return result;

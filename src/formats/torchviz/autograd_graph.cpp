@@ -15,6 +15,11 @@
 #include "core/diagnostics.h"
 #include "core/text.h"
 
+// cgraph's lexer keeps what it has read past the end of a graph (the rest of the closing brace's
+// line) for the next agread, whatever stream that reads. libcgraph exports this function, which
+// drops it, but cgraph.h does not declare it.
+extern "C" void aglexbad(void);
+
 namespace orrery {
 namespace {
 
@@ -96,6 +101,13 @@ struct TextReader {
   }
 };
 
+// The 1-based line of `text` that holds the byte before `at` (the last byte read).
+int64_t line_of(const std::string& text, size_t at) {
+  const size_t end = std::min(at, text.size());
+  return 1 + std::count(text.begin(),
+                        text.begin() + static_cast<std::ptrdiff_t>(end > 0 ? end - 1 : 0), '\n');
+}
+
 // Owns a cgraph graph for the duration of a parse.
 class DotGraph {
  public:
@@ -108,10 +120,25 @@ class DotGraph {
     static Agiodisc_t io = {TextReader::read, AgIoDisc.putstr, AgIoDisc.flush};
     Agdisc_t discipline = {&memory, &AgIdDisc, &io};
     TextReader reader{&text, 0};
-    agreadline(1);  // cgraph counts lines across reads; each file starts at line 1
+    // Each file starts at line 1 with nothing left of another (cgraph counts lines across reads,
+    // and its lexer would hand the next parse what followed the last graph: a second graph
+    // there was read in place of the next file's).
+    aglexbad();
+    agreadline(1);
     graph_ = agread(&reader, &discipline);
+    const int64_t closing_line = line_of(text, reader.at);
+    // Nothing may follow the graph: a second graph, or text that is none, is refused.
+    Agraph_t* second = graph_ && agerrors() == 0 ? agread(&reader, &discipline) : nullptr;
+    aglexbad();
     agseterr(level);
     agseterrf(previous);
+    if (second) {
+      agclose(second);
+      agclose(graph_);
+      throw InputError({path, closing_line},
+                       "expected the file to end with the graph that ends here, found a second "
+                       "graph after it");
+    }
     if (!graph_ || agerrors() > 0) {
       agreseterrors();
       std::string message =

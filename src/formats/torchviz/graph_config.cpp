@@ -28,7 +28,7 @@ GraphConfig parse_graph_config(std::string_view text, const std::string& source)
   if (!root.IsMap()) throw InputError({source, 1}, "expected a YAML mapping of graph settings");
   fields.unique_keys(root);
   for (const auto& entry : root) {
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = fields.key(entry.first);
     const YAML::Node& value = entry.second;
     const std::string text_value = fields.scalar(value);
     const auto count = [&]() {

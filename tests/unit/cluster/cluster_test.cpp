@@ -322,5 +322,14 @@ TEST(Cluster, PlacementFlag) {
   EXPECT_THROW(parse_placement("tp,dp,pp", "--placement"), InputError);
 }
 
+TEST(Cluster, AKeyThatIsNoNameIsAnInputError) {
+  // A cluster file holding "? :" (a key that is itself a mapping to yaml-cpp; found by
+  // fuzz_cluster_yaml) / an error at its line, not yaml-cpp's conversion exception, because every
+  // malformed input is exit status 2.
+  EXPECT_EQ(error_of("? :\n"), "c.yaml:1: expected a key name, found a mapping");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "? [a]\n: 1\n"),
+            "c.yaml:10: expected a key name, found a sequence");
+}
+
 }  // namespace
 }  // namespace orrery

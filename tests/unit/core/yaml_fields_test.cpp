@@ -70,5 +70,35 @@ TEST(YamlFields, SyntaxErrorsNameTheLine) {
             std::string::npos);
 }
 
+TEST(YamlFields, ErrorsAreOneLineWhateverTheInputHolds) {
+  // YAML with control characters in what an error quotes / the error is one line, each control
+  // character written as an escape, because the CLI prints an error as one line (README). Found
+  // by fuzz_cluster_yaml: yaml-cpp's "unknown escape character" message quoted a newline for
+  // these three bytes, and a quoted key may hold any escaped character.
+  const YamlFields f("c.yaml");
+  const std::string bad_escape = error_of([&] { f.load(std::string("\xff\x00\n", 3)); });
+  EXPECT_EQ(bad_escape.rfind("c.yaml:", 0), 0u) << bad_escape;
+  EXPECT_EQ(bad_escape.find('\n'), std::string::npos) << bad_escape;
+  const YAML::Node root = f.load("\"a\\nb\\u001b[2J\": 1\n");
+  EXPECT_EQ(error_of([&] { f.only_keys(root, {"size"}, "the test"); }),
+            "c.yaml:1: unknown key 'a\\nb\\x1b[2J' in the test; expected one of: size");
+}
+
+TEST(YamlFields, KeysThatAreNotNamesAreRefusedAtTheirLine) {
+  // Mappings whose key is not a name: "? :" (yaml-cpp reads a mapping as its key; the input
+  // fuzz_cluster_yaml, fuzz_device_yaml, fuzz_graph_config and fuzz_model_yaml each found), null,
+  // a sequence / an InputError at the key's line, because yaml-cpp's own conversion error
+  // escaped the readers as an internal error (exit 1) before.
+  const YamlFields f("c.yaml");
+  EXPECT_EQ(error_of([&] { f.unique_keys(f.load("? :\n")); }),
+            "c.yaml:1: expected a key name, found a mapping");
+  EXPECT_EQ(error_of([&] { f.unique_keys(f.load("~: 1\n")); }),
+            "c.yaml:1: expected a key name, found no name");
+  EXPECT_EQ(error_of([&] { f.only_keys(f.load("size: 8\n[a, b]: 1\n"), {"size"}, "the test"); }),
+            "c.yaml:2: expected a key name, found a sequence");
+  EXPECT_EQ(error_of([&] { f.only_keys(f.load("? {a: 1}\n: 2\n"), {"size"}, "the test"); }),
+            "c.yaml:1: expected a key name, found a mapping");
+}
+
 }  // namespace
 }  // namespace orrery

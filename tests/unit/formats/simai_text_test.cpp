@@ -207,6 +207,23 @@ TEST(SimaiText, ErrorsNameFileLineAndExpectation) {
             "w.txt:1: expected 2 layer indices after 'checkpoints: 2', found ''");
 }
 
+TEST(SimaiText, DegreesWhoseProductOverflowsAreRefusedOrLeftToAllGpus) {
+  // Headers with ep 2^27 and pp 13421774217728 (fuzz_simai_text found them: tp * pp * ep
+  // overflowed int64, undefined behaviour, computed even when all_gpus was given) / without
+  // all_gpus an error at line 1; with all_gpus the file reads, its world size taken as given
+  // (the simulators refuse what does not fit), because the product is needed only for the
+  // default.
+  const std::string degrees = "model_parallel_NPU_group: 4 ep: 134217728 pp: 13421774217728";
+  EXPECT_EQ(error_of("HYBRID_TRANSFORMER_FWD_IN_BCKWD " + degrees + "\n1\n" + record("layer")),
+            "w.txt:1: header has no 'all_gpus:' and tp * pp * ep (4 x 13421774217728 x 134217728) "
+            "is beyond 64 bits; expected 'all_gpus:' or smaller degrees");
+  Diagnostics d;
+  const Workload w = read(
+      "HYBRID_TRANSFORMER_FWD_IN_BCKWD " + degrees + " all_gpus: 64\n1\n" + record("layer"), d);
+  EXPECT_EQ(w.parallelism.world_size, 64);
+  EXPECT_EQ(w.parallelism.pp, 13421774217728);
+}
+
 TEST(WorkloadReader, DetectsSimaiAndRejectsOtherContent) {
   EXPECT_EQ(detect_workload_format(std::string(kHeader) + "0\n"), WorkloadFormat::SimaiText);
   EXPECT_FALSE(detect_workload_format("digraph { a -> b }\n"));

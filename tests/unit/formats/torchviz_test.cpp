@@ -730,6 +730,28 @@ std::string dot_error_of(const std::string& text) {
   return std::string("(no error)");
 }
 
+TEST(TorchvizDot, EachFileIsReadAloneAndHoldsOneGraph) {
+  // Reads in one process after files that end with more than their graph / each error names its
+  // own file's line and each file is read alone, because cgraph's lexer kept what followed a
+  // graph for the next parse: a blank line after '}' shifted the next file's error lines by one,
+  // and a second graph after the first was read in place of the next file's graph (seen running
+  // this executable in one process; ctest runs each test alone). What follows the graph is now
+  // refused: a second graph, or text that is not DOT.
+  const std::string syntax = "digraph {\n a -> \n}";
+  EXPECT_EQ(dot_error_of("digraph {\n a [label=AddBackward0]\n}\n\n\n").rfind("g.dot:2: ", 0), 0u);
+  EXPECT_EQ(dot_error_of(syntax).rfind("g.dot:3: expected a Graphviz DOT digraph", 0), 0u)
+      << dot_error_of(syntax);
+  EXPECT_EQ(dot_error_of("digraph {\n a [label=AddBackward0]\n} digraph { b }\n"),
+            "g.dot:3: expected the file to end with the graph that ends here, found a second "
+            "graph after it");
+  EXPECT_EQ(dot_error_of(syntax).rfind("g.dot:3: expected a Graphviz DOT digraph", 0), 0u)
+      << dot_error_of(syntax);
+  const std::string junk = dot_error_of("digraph {\n a [label=AddBackward0]\n}\n\nx y\n");
+  EXPECT_EQ(junk.rfind("g.dot:5: expected a Graphviz DOT digraph: ", 0), 0u) << junk;
+  Diagnostics d;
+  EXPECT_NO_THROW(read_torchviz_dot("mlp.dot", kMlp, {}, d));
+}
+
 TEST(TorchvizDot, MalformedGraphsAreInputErrors) {
   const std::string syntax = dot_error_of("digraph {\n a -> \n}");
   EXPECT_NE(syntax.find("g.dot:3: expected a Graphviz DOT digraph"), std::string::npos) << syntax;
@@ -841,6 +863,9 @@ TEST(GraphConfig, KeysValuesAndErrors) {
     }
     return std::string("(no error)");
   };
+  // A key that is no name ("? :", found by fuzz_graph_config) is an error at its line, not
+  // yaml-cpp's conversion exception.
+  EXPECT_EQ(error_of("? :\n"), "c.yaml:1: expected a key name, found a mapping");
   EXPECT_EQ(error_of("heads: 12\nbeam: 2\n"),
             "c.yaml:2: unknown key 'beam'; expected one of: batch, text_tokens, external_tokens, "
             "heads, beams, dtype, bucket_size, first_bucket_size, bucket_order, optimizer");

@@ -134,5 +134,17 @@ TEST(DevicePresets, UnknownNameListsThePresets) {
   }
 }
 
+TEST(Device, AKeyThatIsNoNameIsAnInputError) {
+  // A device file holding "? :" (a key that is itself a mapping to yaml-cpp; found by
+  // fuzz_device_yaml), at the top or among the rates, and a rate given twice / an error at its
+  // line, because yaml-cpp's conversion exception escaped the reader before and a repeated type
+  // kept only its last rate silently.
+  EXPECT_EQ(error_of("? :\n"), "d.yaml:1: expected a key name, found a mapping");
+  EXPECT_EQ(error_of("name: x\ncompute_units: 4\nmatrix:\n  ? :\n"),
+            "d.yaml:4: expected a key name, found a mapping");
+  EXPECT_EQ(error_of("name: x\ncompute_units: 4\nmatrix:\n  bf16: 1 TFLOP/s\n  bf16: 2 TFLOP/s\n"),
+            "d.yaml:5: key 'bf16' given twice (first at line 4)");
+}
+
 }  // namespace
 }  // namespace orrery

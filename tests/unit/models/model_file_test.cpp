@@ -252,5 +252,12 @@ TEST(ModelPresets, LoadsFilesAndNamesThePresetsOtherwise) {
   }
 }
 
+TEST(ModelFile, AKeyThatIsNoNameIsAnInputError) {
+  // A model file holding "? :" (a key that is itself a mapping to yaml-cpp; found by
+  // fuzz_model_yaml) / an error at its line, not yaml-cpp's conversion exception, because every
+  // malformed input is exit status 2.
+  EXPECT_EQ(error_of("? :\n"), "m.yaml:1: expected a key name, found a mapping");
+}
+
 }  // namespace
 }  // namespace orrery

@@ -1,0 +1,11 @@
+// libFuzzer harness: model descriptions in YAML (models/model_file.h).
+#include "models/model_file.h"
+
+#include "fuzz_reader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace orrery;
+  fuzz::read_or_refuse(fuzz::kInputName,
+                       [&] { parse_model_yaml(fuzz::as_text(data, size), fuzz::kInputName); });
+  return 0;
+}
