@@ -50,13 +50,28 @@ PassCost pass_cost(const IterationPlan& plan, size_t micro_batch, int64_t stage)
   return cost;
 }
 
+// The span of one micro-batch's backward on a stage: its compute (recomputed forwards included)
+// and the collectives it waits for: blocking ones whole, an input-gradient collective beyond the
+// weight-gradient compute it overlaps. The window that hides overlapped gradient reductions.
 Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage) {
   Time t;
   const auto& chunks = plan.chunk_layers[micro_batch];
+  const auto blocking = [](const std::optional<PlannedComm>& c) {
+    return c && c->role == CommRole::Blocking ? c->cost : Time::zero();
+  };
   for (size_t c = 0; c < chunks.size(); ++c)
-    for (const size_t l : chunks[c])
-      if (plan.runs(l, stage, static_cast<int64_t>(c)))
-        t += plan.layers[l].input_grad.compute + plan.layers[l].weight_grad.compute;
+    for (const size_t l : chunks[c]) {
+      if (!plan.runs(l, stage, static_cast<int64_t>(c))) continue;
+      const PlannedLayer& layer = plan.layers[l];
+      for (const size_t r : layer.recompute)
+        t += plan.layers[r].forward.compute + blocking(plan.layers[r].forward.comm);
+      const Time input_grad_comm =
+          layer.input_grad.comm ? layer.input_grad.comm->cost : Time::zero();
+      t += layer.input_grad.compute +
+           (plan.overlap ? std::max(layer.weight_grad.compute, input_grad_comm)
+                         : layer.weight_grad.compute + input_grad_comm) +
+           blocking(layer.weight_grad.comm);
+    }
   return t;
 }
 
