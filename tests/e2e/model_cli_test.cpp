@@ -65,6 +65,8 @@ TEST(ModelCli, TimeCostAndEnergyToTrain) {
   EXPECT_NEAR(f["gpu_hours"].get<double>(), time * 8 / 3600, 1e-6 * time);
   EXPECT_GT(f["energy_j"].get<double>(), time * 8 * 80);   // above idle
   EXPECT_LT(f["energy_j"].get<double>(), time * 8 * 700);  // below TDP
+  // hgx-h100's price_per_gpu_hour: 2.99 USD (Lambda's list price, March 2026).
+  EXPECT_NEAR(f["cost_usd"].get<double>(), f["gpu_hours"].get<double>() * 2.99, 1e-6);
   const auto a100 = run_json(
       "simulate --model gpt3-1.3b --cluster dgx-a100 --gpus 8 --gbs 64 --json "
       "--train-tokens 1e9");
