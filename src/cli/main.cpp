@@ -25,6 +25,13 @@ int main(int argc, char** argv) {
   };
   std::vector<std::string> args(argv + 1, argv + argc);
   args = orrery::expand_simai_flag_aliases(std::move(args));
+  // A first word that is no option and no subcommand is a mistyped subcommand.
+  if (!args.empty() && !args.front().starts_with("-") && !commands.contains(args.front())) {
+    std::cerr << "orrery: unknown subcommand '" << args.front()
+              << "'; expected one of: simulate, collective, calibrate, convert, presets (see "
+                 "--help)\n";
+    return 2;
+  }
   std::reverse(args.begin(), args.end());  // CLI11 consumes a reversed vector
   try {
     app.parse(args);

@@ -124,7 +124,8 @@ void write_text_summary(std::ostream& out, const Result& r, std::string_view det
         r.stages.begin(), r.stages.end(),
         [&](const StageTiming& a, const StageTiming& c) { return busy(a) < busy(c); });
     out << fmt::format(
-        "\n  critical stage {} of {}; compute busy {:.1f} % (stage {}) to {:.1f} % (stage {})\n",
+        "\n  critical stage {} of {}; compute busy {:.1f} % at least (stage {}), {:.1f} % at most "
+        "(stage {})\n",
         r.critical_stage, r.stages.size(), 100 * busy(*lo), lo->stage, 100 * busy(*hi), hi->stage);
   }
   if (r.training) write_training(out, *r.training);

@@ -39,6 +39,12 @@ void expect_refused(const std::string& args, const std::string& expected) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+TEST(BadInput, AnUnknownSubcommandIsNamed) {
+  // `orrery frobnicate` / refused in one line naming the word and the subcommands, because a
+  // mistyped subcommand is the commonest first error.
+  expect_refused("frobnicate", "unknown subcommand 'frobnicate'; expected one of: simulate");
+}
+
 TEST(BadInput, NumericFlagsSayWhatTheyExpect) {
   expect_refused("simulate " + kSeed003 + " -g 0",
                  "--gpus: expected an integer from 1 to 1048576, found '0'");
