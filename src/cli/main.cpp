@@ -6,10 +6,12 @@
 
 #include "cli/commands.h"
 #include "cli/simai_flag_aliases.h"
+#include "core/allocator_tuning.h"
 #include "core/diagnostics.h"
 #include "core/time.h"
 
 int main(int argc, char** argv) {
+  orrery::keep_freed_memory_for_reuse();
   CLI::App app{
       "Orrery: simulates one iteration of large-scale distributed training and says where the "
       "time goes.",

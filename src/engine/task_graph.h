@@ -34,6 +34,8 @@ class TaskGraph {
   size_t dependency_count() const { return edges_.size(); }
   StreamId stream_of(TaskId task) const { return stream_[task]; }
   Time duration_of(TaskId task) const { return duration_[task]; }
+  // Every dependency as (before, after), in the order added.
+  const std::vector<std::pair<TaskId, TaskId>>& dependencies() const { return edges_; }
 
  private:
   friend struct Simulation;

@@ -29,7 +29,6 @@ struct IterationGraph {
     deps += static_cast<size_t>(programs.transfer_keys);
     graph.reserve(tasks, deps);
     task.reserve(tasks);
-    edges.reserve(deps);
     for (const StageProgram& program : programs.stages) {
       std::array<StreamId, kStageStreams> streams{};
       for (StreamId& s : streams)
@@ -49,15 +48,11 @@ struct IterationGraph {
       depend(sender[static_cast<size_t>(key)], receiver);
   }
 
-  void depend(TaskId before, TaskId after) {
-    graph.add_dependency(before, after);
-    edges.emplace_back(before, after);
-  }
+  void depend(TaskId before, TaskId after) { graph.add_dependency(before, after); }
 
   TaskGraph graph;
   std::vector<const StageTask*> task;  // by TaskId
   std::vector<TaskId> first_task;      // by stage
-  std::vector<std::pair<TaskId, TaskId>> edges;
 };
 
 // Partitions [0, finish) of a stage's compute stream into compute, exposed communication per
@@ -106,7 +101,7 @@ Result EventSimulator::simulate(const Workload& workload, const Cluster& cluster
 
   // For each task, the dependency that finished last.
   std::vector<TaskId> binding(graph.graph.task_count(), kNone);
-  for (const auto& [before, after] : graph.edges)
+  for (const auto& [before, after] : graph.graph.dependencies())
     if (binding[after] == kNone || timeline.finish[before] > timeline.finish[binding[after]])
       binding[after] = before;
 
