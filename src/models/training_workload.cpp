@@ -410,17 +410,26 @@ class Generator {
     for (const ComputeDemand& k : core_attention(true))
       a->input_grad.kernels.push_back(k);
 
-    Layer& o = record(program, name + " attention output", set);
-    o.forward.kernels.push_back(out.forward);
-    o.input_grad.kernels.push_back(out.input_grad);
-    o.weight_grad.kernels.push_back(out.weight_grad);
-    add_casts(o, out);
+    block_output(program, set, name + " attention output", out);
+  }
+
+  // A block's row-parallel output projection (attention's out-proj, the MLP's FC2): the GEMMs,
+  // the forward all-reduce (reduce-scatter with sequence parallelism, whose backward re-gathers
+  // the block's saved input for its first GEMM's weight gradient), and without sequence
+  // parallelism the block's bias-dropout-residual.
+  void block_output(Program& program, int32_t set, const std::string& name, const Linear& l) {
+    const bool sp = p_.sequence_parallel && t_ > 1;
+    Layer& o = record(program, name, set);
+    o.forward.kernels.push_back(l.forward);
+    o.input_grad.kernels.push_back(l.input_grad);
+    o.weight_grad.kernels.push_back(l.weight_grad);
+    add_casts(o, l);
     if (t_ > 1)
       o.forward.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
                             CommGroup::Tensor, y_);
-    if (sp)  // the saved input shard gathered again for the QKV weight gradient
+    if (sp) {
       o.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
-    if (!sp) {
+    } else {
       o.forward.kernels.push_back(residual());
       o.input_grad.kernels.push_back(residual(1.5));
     }
@@ -461,23 +470,12 @@ class Generator {
     m->weight_grad.kernels.push_back(fc1.weight_grad);
     add_casts(*m, fc1);
 
-    Layer& o = record(program, name + " MLP output", set);
-    o.forward.kernels.push_back(fc2.forward);
-    o.input_grad.kernels.push_back(fc2.input_grad);
-    o.weight_grad.kernels.push_back(fc2.weight_grad);
-    add_casts(o, fc2);
-    if (t_ > 1)
-      o.forward.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
-                            CommGroup::Tensor, y_);
+    block_output(program, set, name + " MLP output", fc2);
     if (sp) {
-      o.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
       Layer& r = record(program, name + " MLP residual", set);
       r.forward.kernels.push_back(residual());
       r.input_grad.kernels.push_back(residual(1.5));
       r.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
-    } else {
-      o.forward.kernels.push_back(residual());
-      o.input_grad.kernels.push_back(residual(1.5));
     }
   }
 

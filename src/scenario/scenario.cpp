@@ -97,21 +97,19 @@ void price_generated(Workload& w, const Device& device) {
 
 struct Job {
   Workload workload;
-  std::string device;  // that priced its compute, or empty
+  std::optional<Device> device;  // that priced its compute, if any
   Diagnostics diagnostics;
   std::optional<MemoryEstimate> memory;
   std::optional<TrainingWorkload> training;  // model scenarios: FLOP counts
-  std::optional<Device> compute;
 };
 
 Job model_job(const Scenario& s) {
   const ModelScenario& m = *s.model;
   Job job;
-  const ParallelPlan plan = resolve_plan(m);
   PricedModel priced = priced_model(m, s.cluster, s.device);
   TrainingWorkload& generated = priced.training;
   const Device& device = priced.device;
-  job.memory = estimate_memory(m.spec, plan, static_cast<double>(device.memory_capacity));
+  job.memory = estimate_memory(m.spec, priced.plan, static_cast<double>(device.memory_capacity));
   for (const StageMemory& stage : job.memory->stages)
     if (stage.peak_bytes() > job.memory->capacity_bytes) {
       job.diagnostics.warn(
@@ -127,8 +125,7 @@ Job model_job(const Scenario& s) {
         {}, "MoE routing assumed balanced, no token dropped" +
                 std::string(m.spec.moe->capacity_factor ? " (capacity factor not modelled)" : ""));
   job.workload = std::move(generated.workload);
-  job.device = device.name;
-  job.compute = device;
+  job.device = device;
   job.training = std::move(generated);
   job.training->workload = Workload{};  // the job keeps the one copy
   return job;
@@ -138,8 +135,9 @@ Job model_job(const Scenario& s) {
 
 PricedModel priced_model(const ModelScenario& m, const Cluster& cluster,
                          const std::string& device_override) {
-  const ParallelPlan plan = resolve_plan(m);
   PricedModel out;
+  out.plan = resolve_plan(m);
+  const ParallelPlan& plan = out.plan;
   try {
     out.training = generate_training_workload(m.spec, plan);
   } catch (const std::invalid_argument& e) {
@@ -196,9 +194,8 @@ Prediction predict(const Scenario& s) {
       warn_unused_options(s, job.workload, job.diagnostics);
       set_world_size(s, job.workload, job.diagnostics);
       if (has_compute_demands(job.workload)) {
-        const Device d = compute_device(s.cluster, s.device, job.diagnostics);
-        price_compute(job.workload, d);
-        job.device = d.name;
+        job.device = compute_device(s.cluster, s.device, job.diagnostics);
+        price_compute(job.workload, *job.device);
       } else if (!s.device.empty()) {
         job.diagnostics.warn({}, "--device: '" + job.workload.name +
                                      "' gives its compute times; no device model applies");
@@ -264,11 +261,11 @@ Prediction predict(const Scenario& s) {
   for (size_t k = 0; k < out.results.size() && k < jobs.size(); ++k) {
     Result& r = out.results[k];
     Job& job = jobs[k];
-    r.device = job.device;
+    r.device = job.device ? job.device->name : "";
     r.model = job.workload.model;
     r.memory = job.memory;
-    if (job.training && job.compute)
-      r.training = training_figures(*job.training, *s.model, *job.compute, s.cluster, r, mode);
+    if (job.training)
+      r.training = training_figures(*job.training, *s.model, *job.device, s.cluster, r, mode);
     r.warnings = diagnostics.warnings();
     const auto& own = job.diagnostics.warnings();  // one result per workload
     r.warnings.insert(r.warnings.end(), own.begin(), own.end());

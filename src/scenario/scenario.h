@@ -66,9 +66,11 @@ struct Prediction {
 // Throws InputError for anything the scenario asks that cannot be done.
 Prediction predict(const Scenario& scenario);
 
-// A model scenario's generated iteration with its compute priced on the cluster's GPU (or the
-// device override), and that device. Throws InputError naming the flag for a plan that cannot run.
+// A model scenario's resolved plan, its generated iteration with the compute priced on the
+// cluster's GPU (or the device override), and that device. Throws InputError naming the flag for a
+// plan that cannot run.
 struct PricedModel {
+  ParallelPlan plan;
   TrainingWorkload training;
   Device device;
 };

@@ -75,24 +75,16 @@ Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage)
   return t;
 }
 
-// The longest micro-batch pass of any stage: what the pipeline's fill and drain wait on.
-Time longest_pass(const IterationPlan& plan, int64_t stages) {
-  Time longest;
-  for (int64_t s = 0; s < stages; ++s)
-    for (size_t mb = 0; mb < plan.chunk_layers.size(); ++mb)
-      longest = std::max(longest, pass_cost(plan, mb, s).span());
-  return longest;
-}
-
 // One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
 // and its iteration-level rows, with the overlapped gradient reductions hidden behind the last
 // backward where they fit.
-StageTiming stage_timing(const IterationPlan& plan, int64_t stage, Time longest) {
+// `passes`: the stage's cost of each micro-batch pass; `longest`: the longest pass of any stage.
+StageTiming stage_timing(const IterationPlan& plan, int64_t stage,
+                         const std::vector<PassCost>& passes, Time longest) {
   const int64_t p = plan.parallelism.pp;
   Breakdown b;
   std::map<CommGroup, Time> reductions;  // data-parallel work that may hide behind the backward
-  for (size_t mb = 0; mb < plan.chunk_layers.size(); ++mb) {
-    const PassCost cost = pass_cost(plan, mb, stage);
+  for (const PassCost& cost : passes) {
     b.compute += cost.compute;
     for (const auto& [group, time] : cost.blocking)
       b.exposed_comm[group] += time;
@@ -151,10 +143,16 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
   const IterationPlan plan = plan_iteration(workload, cluster, options, diagnostics);
   // Stages run alike unless the program gives them different layers; then each is costed.
   const int64_t stages = plan.stage_sets.empty() ? 1 : plan.parallelism.pp;
-  const Time longest = longest_pass(plan, stages);
+  std::vector<std::vector<PassCost>> passes(static_cast<size_t>(stages));
+  Time longest;  // the longest pass of any stage: what the pipeline's fill and drain wait on
+  for (int64_t s = 0; s < stages; ++s)
+    for (size_t mb = 0; mb < plan.chunk_layers.size(); ++mb) {
+      passes[static_cast<size_t>(s)].push_back(pass_cost(plan, mb, s));
+      longest = std::max(longest, passes[static_cast<size_t>(s)].back().span());
+    }
   std::vector<StageTiming> timings;
   for (int64_t s = 0; s < stages; ++s)
-    timings.push_back(stage_timing(plan, s, longest));
+    timings.push_back(stage_timing(plan, s, passes[static_cast<size_t>(s)], longest));
   return plan_result("analytical", workload, cluster, plan, std::move(timings));
 }
 
