@@ -16,7 +16,8 @@
 //   experts as one grouped GEMM each way (balanced routing: N k ep / E rows per local expert),
 //   reduce-scatter, all-to-all combine, unpermute and the shared experts;
 // - backward: each GEMM's input-gradient and weight-gradient GEMMs (fp32 gradient accumulation),
-//   element-wise kernels at twice their forward bytes;
+//   element-wise kernels moving what their gradient reads and writes (norms and residuals 1.5x
+//   their forward bytes: input, output gradient in, input gradient out);
 // - tensor parallelism: an all-reduce of N h values after the output projection and FC2 (forward)
 //   and of the QKV and FC1 input gradients (backward, overlapping their weight gradients); with
 //   sequence parallelism each becomes an all-gather before / reduce-scatter after, and the
