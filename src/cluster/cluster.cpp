@@ -52,11 +52,12 @@ constexpr int64_t kMaxRails = 1024;
 // One entry of `network:`; a torus expands into one ring dimension per axis.
 std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& node, size_t index) {
   const std::string where = "network entry " + std::to_string(index + 1);
-  r.only_keys(node,
-              {"name", "kind", "size", "shape", "bandwidth", "latency", "base_latency",
-               "efficiency", "nvls", "nvls_efficiency", "channels", "nvls_channels", "rails",
-               "servers_per_leaf", "oversubscription"},
-              where);
+  r.only_keys(
+      node,
+      {"name", "kind", "size", "shape", "bandwidth", "latency", "base_latency", "efficiency",
+       "nvls", "nvls_efficiency", "channels", "nvls_channels", "rails", "servers_per_leaf",
+       "oversubscription", "ll_busbw_two_servers", "ll_busbw_more_servers"},
+      where);
   const std::string kind = r.scalar(r.required(node, "kind", where));
   Dimension dim;
   dim.name = node["name"] ? r.scalar(node["name"]) : kind;
@@ -88,6 +89,8 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
     only("rails", "fat-tree dimensions");
     only("servers_per_leaf", "fat-tree dimensions");
     only("oversubscription", "fat-tree dimensions");
+    only("ll_busbw_two_servers", "fat-tree dimensions");
+    only("ll_busbw_more_servers", "fat-tree dimensions");
   }
   if (kind != "torus") only("shape", "torus dimensions");
 
@@ -130,6 +133,16 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
   if (node["oversubscription"])
     dim.oversubscription =
         r.number(node["oversubscription"], 1, false, std::numeric_limits<double>::infinity());
+  for (const auto& [key, field] : {std::pair<const char*, std::optional<Bandwidth>*>{
+                                       "ll_busbw_two_servers", &dim.ll_busbw_two_servers},
+                                   {"ll_busbw_more_servers", &dim.ll_busbw_more_servers}}) {
+    if (!node[key]) continue;
+    *field = r.quantity(node[key], parse_bandwidth);
+    const double cap = field->value().in_bytes_per_second();
+    if (!(cap >= Topology::kMinBandwidth && cap <= Topology::kMaxBandwidth))
+      r.fail(node[key],
+             "expected a bandwidth between 1 MB/s and 1 PB/s, found '" + r.scalar(node[key]) + "'");
+  }
   return {dim};
 }
 

@@ -42,6 +42,8 @@ std::string_view to_string(Algorithm algorithm) {
       return "tree";
     case Algorithm::Nvls:
       return "nvls";
+    case Algorithm::NvlsTree:
+      return "nvls-tree";
     case Algorithm::HalvingDoubling:
       return "halving-doubling";
     case Algorithm::Direct:
@@ -51,8 +53,8 @@ std::string_view to_string(Algorithm algorithm) {
 }
 
 std::vector<Algorithm> all_algorithms() {
-  return {Algorithm::Ring, Algorithm::Hierarchical,    Algorithm::Tree,
-          Algorithm::Nvls, Algorithm::HalvingDoubling, Algorithm::Direct};
+  return {Algorithm::Ring,     Algorithm::Hierarchical,    Algorithm::Tree,  Algorithm::Nvls,
+          Algorithm::NvlsTree, Algorithm::HalvingDoubling, Algorithm::Direct};
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
@@ -140,6 +142,12 @@ bool can_run(const Topology& t, Algorithm a, CollectiveKind kind, const GroupSha
       const auto dims = spanned(g);
       return kind == CollectiveKind::AllReduce && dims.size() == 1 && t[dims[0]].nvls;
     }
+    case Algorithm::NvlsTree: {
+      const auto dims = spanned(g);
+      return kind == CollectiveKind::AllReduce && dims.size() == 2 && t[dims[0]].nvls &&
+             t[dims[1]].kind == DimensionKind::FatTree && g.regular() &&
+             g.span[dims[0]] == t[dims[0]].size;
+    }
     case Algorithm::HalvingDoubling: {
       if (!is_reduction_family(kind) || !is_power_of_two(g.ranks) || !g.regular()) return false;
       for (const size_t d : spanned(g))
@@ -157,6 +165,11 @@ bool can_run(const Topology& t, Algorithm a, CollectiveKind kind, const GroupSha
 Time nvls_latency(const Topology& t, const GroupShape& g) {
   const int d = g.outermost();
   return d < 0 ? Time::zero() : t[static_cast<size_t>(d)].latency.scaled(kNvlsHops);
+}
+
+Time nvls_tree_latency(const Topology& t, const GroupShape& g) {
+  const auto dims = spanned(g);
+  return t[dims.front()].latency.scaled(kNvlsHops) + tree_outer_latency(t, g);
 }
 
 std::string unavailable_reason(const Topology& t, Algorithm a, CollectiveKind kind,
@@ -180,6 +193,10 @@ std::string unavailable_reason(const Topology& t, Algorithm a, CollectiveKind ki
                        [](const Dimension& d) { return d.nvls; }))
         return "nvls needs a switch dimension with nvls: true";
       return "nvls runs inside one NVLS switch domain only (" + n + ")";
+    case Algorithm::NvlsTree:
+      if (kind != CollectiveKind::AllReduce) return "nvls-tree runs all-reduce only";
+      return "nvls-tree needs whole servers whose switch has nvls: true, joined by a fat-tree (" +
+             n + ")";
     case Algorithm::HalvingDoubling:
       if (!is_reduction_family(kind))
         return "halving-doubling runs all-reduce, all-gather and reduce-scatter only";
@@ -198,7 +215,8 @@ std::vector<Algorithm> auto_candidates(const Topology& t, CollectiveKind kind) {
   if (kind == CollectiveKind::AllToAll || kind == CollectiveKind::SendRecv)
     return {Algorithm::Direct};
   if (is_rooted(kind)) return {Algorithm::Ring};
-  std::vector<Algorithm> candidates = {Algorithm::Ring, Algorithm::Tree, Algorithm::Nvls};
+  std::vector<Algorithm> candidates = {Algorithm::Ring, Algorithm::Tree, Algorithm::Nvls,
+                                       Algorithm::NvlsTree};
   const bool direct_network =
       std::any_of(t.dimensions().begin(), t.dimensions().end(), [](const Dimension& d) {
         return d.kind == DimensionKind::Ring || d.kind == DimensionKind::Mesh;

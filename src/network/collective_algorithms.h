@@ -15,6 +15,12 @@
 //                 no decomposition: the ring's bandwidth term at kTreeEfficiency, network term
 //                 halved on 2 servers; latency 2 (ceil(log2 k) a_out + (g - 1) a_in)
 //   nvls          in-switch reduction on an NVLS switch domain: all-reduce only
+//   nvls-tree     NCCL's NVLS-Tree: all-reduce across servers whose switch has NVLS, whole
+//                 servers; NVLS inside each server while each GPU's 1/g of the message crosses a
+//                 tree of servers on its own NIC, the two pipelined: the slower of the switch's
+//                 S (1 + 1/g) at nvls_efficiency and the NIC's k S / g (k = 1 on two servers, 2
+//                 on more, as a double binary tree's inner nodes carry twice); no decomposition;
+//                 latency: NVLS's, plus 2 ceil(log2 k) network hops
 //   halving-doubling  recursive halving / doubling, power-of-two groups spread evenly, a power of
 //                 two per dimension: log2 n steps, step i with the partner across bit i
 //   direct        sendrecv: every rank sends S to the next; otherwise every pair at once
@@ -22,9 +28,9 @@
 // Every collective also pays a base latency per call (collective_base_latency), as NCCL's model
 // has a base latency per algorithm besides its per-hop latencies.
 // auto picks the fastest of the algorithms a GPU library would use, as NCCL's tuner does with its
-// own model: ring, tree and nvls (direct for all-to-all) on switch and fat-tree networks, plus
-// hierarchical and direct on networks with ring (torus) or mesh dimensions. halving-doubling and
-// hierarchical elsewhere run only when forced.
+// own model: ring, tree, nvls and nvls-tree (direct for all-to-all) on switch and fat-tree
+// networks, plus hierarchical and direct on networks with ring (torus) or mesh dimensions.
+// halving-doubling and hierarchical elsewhere run only when forced.
 #pragma once
 
 #include <optional>
@@ -41,7 +47,7 @@
 
 namespace orrery {
 
-enum class Algorithm { Auto, Ring, Hierarchical, Tree, Nvls, HalvingDoubling, Direct };
+enum class Algorithm { Auto, Ring, Hierarchical, Tree, Nvls, NvlsTree, HalvingDoubling, Direct };
 
 // NCCL's tree is not bandwidth optimal: it reaches about 80 % of ring's bus bandwidth on
 // multi-node all-reduce (nccl issue #1368: 150 vs 190 GB/s on 5 x 8 H100 with 4 x 400G RoCE).
@@ -94,6 +100,8 @@ Time peer_latency(const Topology& topology, const GroupShape& shape);
 // latency, whatever the GPU count.
 constexpr double kNvlsHops = (25.0 - 8.4) / 3.4;
 Time nvls_latency(const Topology& topology, const GroupShape& shape);
+// NVLS-Tree: NVLS's inside the servers and 2 ceil(log2 k) hops of the network between them;
+Time nvls_tree_latency(const Topology& topology, const GroupShape& shape);
 // tree: 2 (ceil(log2 k) a_out + the (g - 1) hops of its chains inside, at their latencies);
 Time tree_latency(const Topology& topology, const GroupShape& shape);
 // ... of which the hops across the outermost dimension: 2 ceil(log2 k) a_out;

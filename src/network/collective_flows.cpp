@@ -337,7 +337,8 @@ bool is_network(const Topology& t, size_t d) {
 }
 
 bool decomposes(Algorithm algorithm) {
-  return algorithm != Algorithm::Tree && algorithm != Algorithm::Auto;
+  return algorithm != Algorithm::Tree && algorithm != Algorithm::NvlsTree &&
+         algorithm != Algorithm::Auto;
 }
 
 std::vector<FlowStep> collective_pattern(const Topology& t, Algorithm algorithm,
@@ -364,6 +365,7 @@ std::vector<FlowStep> collective_pattern(const Topology& t, Algorithm algorithm,
         break;
       case Algorithm::Ring:
       case Algorithm::Tree:
+      case Algorithm::NvlsTree:
       case Algorithm::Auto:
         steps = ring(t, kind, members);
         break;

@@ -15,6 +15,13 @@ Algorithm pattern_of(Algorithm algorithm, CollectiveKind kind) {
   return algorithm;
 }
 
+int64_t repeats(const auto& step) {
+  int64_t count = 0;
+  for (const auto& r : step.runs)
+    count += r.count;
+  return count;
+}
+
 // Adds a transfer's units to `load` and returns its route's latency.
 Time add_transfer(const LinkGraph& links, const Transfer& x, std::vector<double>& load) {
   if (x.dst >= 0) return links.add_route_load(x.src, x.dst, x.bytes, x.mirror, load);
@@ -138,12 +145,9 @@ const std::vector<CollectiveModel::Step>& CollectiveModel::profile(Algorithm a,
   return it->second;
 }
 
-Time CollectiveModel::time_with(Algorithm a, CollectiveKind kind, double s, Protocol p) const {
-  const Topology& t = topology();
-  const ProtocolTerms& terms_p = terms(p);
-  const double rate = t.ideal_links() ? 1.0 : transfer_scale(p, s);
-  Time total =
-      t.ideal_links() ? Time::zero() : own_shard_time(kind, s, shape_.ranks, t.gpu_memory());
+double CollectiveModel::transfer_seconds(Algorithm a, CollectiveKind kind, double s) const {
+  double total = 0;
+  if (a == Algorithm::NvlsTree) return s * nvls_tree_seconds_per_byte();
   if (a == Algorithm::Tree) {
     // The ring's steps at kTreeEfficiency, the outermost dimension's term halved on two of its
     // positions (a tree sends each byte across the network once where a ring sends it twice).
@@ -154,33 +158,104 @@ Time CollectiveModel::time_with(Algorithm a, CollectiveKind kind, double s, Prot
         const bool halved = static_cast<int>(d) == out && shape_.span[d] == 2;
         worst = std::max(worst, step.per_dimension[d] * (halved ? 0.5 : 1.0));
       }
-      const Time transfer =
-          Time::from_seconds(worst * step.scale.bytes(s) * rate / kTreeEfficiency);
-      for (const StepRun& r : step.runs)
-        total += transfer * r.count;
+      total += worst * step.scale.bytes(s) / kTreeEfficiency * static_cast<double>(repeats(step));
     }
-    // The hops across the outermost dimension at its protocol scale, the chains inside at theirs.
-    const Time across = tree_outer_latency(t, shape_);
-    const bool network = out >= 0 && is_network(t, static_cast<size_t>(out));
-    return total + across.scaled(network ? terms_p.network_hop_scale : terms_p.hop_scale) +
-           (tree_latency(t, shape_) - across).scaled(terms_p.hop_scale) +
-           collective_base_latency(t, shape_).scaled(terms_p.base_scale);
+    return total;
   }
-  for (const Step& step : profile(pattern_of(a, kind), kind)) {
-    const Time transfer = Time::from_seconds(step.seconds_per_unit * step.scale.bytes(s) * rate);
-    for (const StepRun& r : step.runs)
-      total += (transfer + r.latency->scaled(step.base   ? terms_p.base_scale
-                                             : r.network ? terms_p.network_hop_scale
-                                                         : terms_p.hop_scale)) *
-               r.count;
-  }
+  for (const Step& step : profile(pattern_of(a, kind), kind))
+    total += step.seconds_per_unit * step.scale.bytes(s) * static_cast<double>(repeats(step));
   return total;
+}
+
+double CollectiveModel::nvls_tree_seconds_per_byte() const {
+  const Topology& t = topology();
+  const auto outer = static_cast<size_t>(shape_.outermost());
+  size_t inner = 0;
+  while (shape_.span[inner] < 2)
+    ++inner;
+  const auto g = static_cast<double>(shape_.span[inner]);
+  const double in_switch =
+      (1 + 1 / g) / (t[inner].link_bandwidth.in_bytes_per_second() * t[inner].nvls_efficiency);
+  const double tree_load = shape_.span[outer] > 2 ? 2.0 : 1.0;
+  const double across =
+      tree_load / g / t.step_bandwidth(outer, shape_.crosses_leaves).in_bytes_per_second();
+  return std::max(in_switch, across);
+}
+
+std::optional<Bandwidth> CollectiveModel::ll_cap() const {
+  const int out = shape_.outermost();
+  if (out < 0 || !is_network(topology(), static_cast<size_t>(out))) return std::nullopt;
+  const Dimension& network = topology()[static_cast<size_t>(out)];
+  return shape_.span[static_cast<size_t>(out)] == 2 ? network.ll_busbw_two_servers
+                                                    : network.ll_busbw_more_servers;
+}
+
+double CollectiveModel::protocol_rate(Algorithm a, CollectiveKind kind, double s, Protocol p,
+                                      double link_seconds) const {
+  if (topology().ideal_links()) return 1.0;
+  // Across k servers the ramp sizes are kNetworkRampPerServer x k times larger (protocol.h).
+  const int out = shape_.outermost();
+  const bool across_servers = out >= 0 && is_network(topology(), static_cast<size_t>(out));
+  const double ramp_scale =
+      across_servers
+          ? kNetworkRampPerServer * static_cast<double>(shape_.span[static_cast<size_t>(out)])
+          : 1.0;
+  double rate = transfer_scale(p, s / ramp_scale);
+  if (a == Algorithm::Tree) rate /= tree_size_efficiency(p, s);
+  const std::optional<Bandwidth> cap = p == Protocol::LL ? ll_cap() : std::nullopt;
+  if (cap && link_seconds > 0)
+    rate = std::max(rate,
+                    bus_factor(kind, shape_.ranks) * s / cap->in_bytes_per_second() / link_seconds);
+  return rate;
+}
+
+double CollectiveModel::latency_factor(Algorithm a, CollectiveKind kind, Protocol p) const {
+  const int out = shape_.outermost();
+  const bool across_servers = out >= 0 && is_network(topology(), static_cast<size_t>(out));
+  return a == Algorithm::Ring && kind == CollectiveKind::AllReduce && p == Protocol::Simple &&
+                 across_servers && !topology().ideal_links()
+             ? kMultiServerRingSimpleLatency
+             : 1.0;
+}
+
+Time CollectiveModel::latency_with(Algorithm a, CollectiveKind kind, Protocol p) const {
+  const Topology& t = topology();
+  const ProtocolTerms& terms_p = terms(p);
+  const Time base = collective_base_latency(t, shape_).scaled(terms_p.base_scale);
+  if (a == Algorithm::NvlsTree) return base + nvls_tree_latency(t, shape_);
+  if (a == Algorithm::Tree) {
+    // The hops across the outermost dimension at the protocol's tree scale, the chains inside at
+    // their hop scale.
+    const Time across = tree_outer_latency(t, shape_);
+    const int out = shape_.outermost();
+    const bool network = out >= 0 && is_network(t, static_cast<size_t>(out));
+    return base + across.scaled(network ? terms_p.tree_network_hop_scale : terms_p.hop_scale) +
+           (tree_latency(t, shape_) - across).scaled(terms_p.hop_scale);
+  }
+  Time total;
+  for (const Step& step : profile(pattern_of(a, kind), kind))
+    for (const StepRun& r : step.runs)
+      total += r.latency->scaled(step.base   ? terms_p.base_scale
+                                 : r.network ? terms_p.network_hop_scale
+                                             : terms_p.hop_scale) *
+               r.count;
+  return total.scaled(latency_factor(a, kind, p));
+}
+
+Time CollectiveModel::time_with(Algorithm a, CollectiveKind kind, double s, Protocol p) const {
+  const Topology& t = topology();
+  const Time own =
+      t.ideal_links() ? Time::zero() : own_shard_time(kind, s, shape_.ranks, t.gpu_memory());
+  const double link_seconds = transfer_seconds(a, kind, s);
+  return own + Time::from_seconds(link_seconds * protocol_rate(a, kind, s, p, link_seconds)) +
+         latency_with(a, kind, p);
 }
 
 int64_t CollectiveModel::max_channels(Algorithm a) const {
   for (size_t d = 0; d < shape_.span.size(); ++d)
     if (shape_.span[d] > 1)
-      return a == Algorithm::Nvls ? topology()[d].nvls_channels : topology()[d].channels;
+      return a == Algorithm::Nvls || a == Algorithm::NvlsTree ? topology()[d].nvls_channels
+                                                              : topology()[d].channels;
   return 1;
 }
 
@@ -192,7 +267,9 @@ std::optional<CollectiveCost> CollectiveModel::price(Algorithm a, CollectiveKind
   std::optional<CollectiveCost> best;
   for (const Protocol p : all_protocols()) {
     // NVLS runs Simple only; ideal links have one protocol.
-    if ((a == Algorithm::Nvls || topology().ideal_links()) && p != Protocol::Simple) continue;
+    const bool simple_only =
+        a == Algorithm::Nvls || a == Algorithm::NvlsTree || topology().ideal_links();
+    if (simple_only && p != Protocol::Simple) continue;
     const Time t = time_with(a, kind, s, p);
     if (!best || t < best->time) best = CollectiveCost{t, a, p, 0};
   }
@@ -240,16 +317,18 @@ CollectiveFlowPlan flow_plan(const CollectiveModel& model, CollectiveKind kind, 
   const ProtocolTerms& protocol = terms(plan.protocol);
   const auto s = static_cast<double>(bytes);
   const Topology& t = model.topology();
-  const double rate = t.ideal_links() ? 1.0 : transfer_scale(plan.protocol, s);
+  const double rate = model.protocol_rate(plan.algorithm, kind, s, plan.protocol,
+                                          model.transfer_seconds(plan.algorithm, kind, s));
+  const double latency_factor = model.latency_factor(plan.algorithm, kind, plan.protocol);
   plan.steps = collective_steps(t, plan.algorithm, kind, bytes, members);
   check_flow_count(plan.steps);
   for (FlowStep& step : plan.steps) {
     for (Transfer& x : step.transfers)
       x.bytes *= rate;  // the protocol's rate, as a larger load on the same links
     for (StepRun& r : step.runs)
-      r.latency_scale = step.base   ? protocol.base_scale
-                        : r.network ? protocol.network_hop_scale
-                                    : protocol.hop_scale;
+      r.latency_scale = latency_factor * (step.base   ? protocol.base_scale
+                                          : r.network ? protocol.network_hop_scale
+                                                      : protocol.hop_scale);
   }
   const Time own = t.ideal_links() ? Time::zero()
                                    : own_shard_time(kind, s, static_cast<int64_t>(members.size()),

@@ -65,6 +65,17 @@ class CollectiveModel {
   // the fastest time that decomposes, whether or not auto would use it.
   Algorithm flow_algorithm(CollectiveKind kind, Bytes bytes, Algorithm forced) const;
 
+  // The parts of a time (time() = own-shard copy + transfer_seconds x protocol_rate + latency):
+  // the transfers at the links' full rate, with no protocol and no latency;
+  double transfer_seconds(Algorithm algorithm, CollectiveKind kind, double bytes) const;
+  // the factor the protocol puts on them: its ramp and payload fraction (protocol.h), NCCL's
+  // mid-size dip of a tree, and across servers the LL bus bandwidth cap of the network
+  // (Dimension::ll_busbw_*), given the transfer seconds;
+  double protocol_rate(Algorithm algorithm, CollectiveKind kind, double bytes, Protocol protocol,
+                       double link_seconds) const;
+  // the factor on every latency of the steps (NCCL's multi-server ring plateau, protocol.h).
+  double latency_factor(Algorithm algorithm, CollectiveKind kind, Protocol protocol) const;
+
  private:
   struct Step {
     double seconds_per_unit = 0;        // the busiest link's load / capacity
@@ -74,6 +85,9 @@ class CollectiveModel {
     bool base = false;          // the call's base latency
   };
   Time time_with(Algorithm algorithm, CollectiveKind kind, double bytes, Protocol protocol) const;
+  Time latency_with(Algorithm algorithm, CollectiveKind kind, Protocol protocol) const;
+  double nvls_tree_seconds_per_byte() const;
+  std::optional<Bandwidth> ll_cap() const;  // of the LL protocol across servers, if any
   int64_t max_channels(Algorithm algorithm) const;
   const std::vector<Step>& profile(Algorithm algorithm, CollectiveKind kind) const;
   std::vector<Step> build(Algorithm algorithm, CollectiveKind kind) const;

@@ -20,12 +20,12 @@
 //              (all-reduce, all-gather, reduce-scatter and all-to-all only)
 //
 // Constants: base and hop scales are NCCL's own ratios (tuning tables, shared/reference/network/
-// NCCL-MODEL.md section 5.3: LL 6.6/8.4 and 0.6/3.4 of Simple on NVLink, 2.7/14 on the network;
-// LL128 14/8.4, 1.9/3.4 and 4/14). The LL fraction 0.38 is NCCL's LL cap over its ring bandwidth on
-// A100 and H100 (87.7 / 240 and 141 / 360 GB/s), LL128's 0.92 NCCL's factor. R_p, kRampExponent and
-// kOwnShardCopies were fitted on collective measurements only (nccl-tests sweeps of 8x A100 and the
-// H100 all-reduce, checked on the H100 all-gather, reduce-scatter and all-to-all): docs/network.md,
-// "Validation".
+// NCCL-MODEL.md section 5.3: LL 6.6/8.4 and 0.6/3.4 of Simple on NVLink, 2.7/14 on the network,
+// 5/14 for a tree's network hop; LL128 14/8.4, 1.9/3.4, 4/14 and 8.5/14). The LL fraction 0.38 is
+// NCCL's LL cap over its ring bandwidth on A100 and H100 (87.7 / 240 and 141 / 360 GB/s), LL128's
+// 0.92 NCCL's factor. R_p, kRampExponent and kOwnShardCopies were fitted on collective measurements
+// only (nccl-tests sweeps of 8x A100 and the H100 all-reduce, checked on the H100 all-gather,
+// reduce-scatter and all-to-all): docs/network.md, "Validation".
 #pragma once
 
 #include <cstdint>
@@ -44,11 +44,12 @@ enum class Protocol { LL, LL128, Simple };
 std::string_view to_string(Protocol protocol);  // "LL", "LL128", "Simple"
 
 struct ProtocolTerms {
-  double base_scale = 1;         // of the call's base latency
-  double hop_scale = 1;          // of every step's latency across NVLink-class links
-  double network_hop_scale = 1;  // of a network step's (fat-tree: NIC and proxy)
-  double fraction = 1;           // of the link rate its payload gets
-  double ramp_bytes = 0;         // R_p
+  double base_scale = 1;              // of the call's base latency
+  double hop_scale = 1;               // of every step's latency across NVLink-class links
+  double network_hop_scale = 1;       // of a network step's (fat-tree: NIC and proxy)
+  double tree_network_hop_scale = 1;  // of a tree's network hop (NCCL's tree row)
+  double fraction = 1;                // of the link rate its payload gets
+  double ramp_bytes = 0;              // R_p
   // Bytes per channel before NCCL adds another channel (threads per channel x bytes per thread).
   double channel_bytes = 0;
 };
@@ -57,6 +58,23 @@ const ProtocolTerms& terms(Protocol protocol);
 
 constexpr double kRampExponent = 0.613;
 constexpr double kOwnShardCopies = 3.49;
+
+// NCCL's mid-size dip of its tree (its tree correction factor by log2(S / 64 B), shared/reference/
+// network/NCCL-MODEL.md section 5.6) relative to the large-message value, which the tree's
+// measured large-message efficiency (kTreeEfficiency) already holds: 1 from 128 MiB up, down to
+// 0.4 / 0.4 (LL), 0.6 / 1.0 (LL128) and 0.5 / 0.9 (Simple) around 64 KiB - 2 MiB.
+double tree_size_efficiency(Protocol protocol, double bytes);
+
+// Across k servers every network step moves 1/k of what a step inside one server moves, in chunks
+// each of which waits on the NIC and its proxy thread, so the ramp is longer: R_p becomes
+// kNetworkRampPerServer x k x R_p. Fitted on collective measurements only (the 8-server H100
+// all-reduce sweep S2c of tests/data/nccl_tests_multi_node.csv; the other sweeps there check it,
+// docs/network.md "Across servers").
+constexpr double kNetworkRampPerServer = 4.0;
+
+// Ring all-reduces across servers with Simple pay NCCL's "plateau" factor on their latency (x1.4
+// on SM80 and later, NCCL-MODEL.md section 4.4) once each hop carries more than a few bytes.
+constexpr double kMultiServerRingSimpleLatency = 1.4;
 
 // Every protocol, in a fixed order (LL, LL128, Simple).
 std::span<const Protocol> all_protocols();

@@ -159,7 +159,9 @@ std::string h100_with(const std::string& nvswitch, const std::string& fabric) {
          nvswitch +
          ", channels: 24, nvls: true, nvls_efficiency: 0.696, nvls_channels: 16}\n"
          "  - {name: infiniband, kind: fat-tree, size: 0, rails: 8, bandwidth: 400 Gb/s, " +
-         fabric + ", servers_per_leaf: 32}\n";
+         fabric +
+         ", servers_per_leaf: 32, ll_busbw_two_servers: 39 GB/s, ll_busbw_more_servers: 20.4 "
+         "GB/s}\n";
 }
 
 const std::string kH100Switch = "latency: 3.42 us, base_latency: 8.46 us, efficiency: 0.9";

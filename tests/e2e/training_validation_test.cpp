@@ -93,7 +93,7 @@ TEST(TrainingValidation, NemoH100Fp8) {
   ASSERT_EQ(predicted, 12);
   const double mape = 100 * abs_sum / predicted;
   std::printf("MAPE %.2f %%\n", mape);
-  EXPECT_LE(mape, 11.5);  // docs/validation.md: 10.8 %; the goal is 10 %
+  EXPECT_LE(mape, 11.0);  // docs/validation.md: 10.6 %; the goal is 10 %
 }
 
 }  // namespace
