@@ -7,12 +7,17 @@
 namespace orrery {
 namespace {
 
-// The spanned dimensions of a group, innermost first.
-std::vector<size_t> spanned(const GroupShape& shape) {
-  std::vector<size_t> dims;
+// The number of dimensions a group spans, and the innermost of them (-1 for a single rank):
+// pricing asks these for every size, so they allocate nothing.
+int spanned_count(const GroupShape& shape) {
+  return static_cast<int>(
+      std::count_if(shape.span.begin(), shape.span.end(), [](int64_t s) { return s > 1; }));
+}
+
+int innermost(const GroupShape& shape) {
   for (size_t d = 0; d < shape.span.size(); ++d)
-    if (shape.span[d] > 1) dims.push_back(d);
-  return dims;
+    if (shape.span[d] > 1) return static_cast<int>(d);
+  return -1;
 }
 
 int64_t ceil_log2(int64_t n) {
@@ -109,8 +114,8 @@ Time tree_latency(const Topology& t, const GroupShape& g) {
   const int out = g.outermost();
   if (out < 0) return Time::zero();
   Time inner;
-  for (const size_t d : spanned(g))
-    if (static_cast<int>(d) != out) inner += t[d].latency * (g.span[d] - 1);
+  for (size_t d = 0; d < static_cast<size_t>(out); ++d)
+    if (g.span[d] > 1) inner += t[d].latency * (g.span[d] - 1);
   return (t[static_cast<size_t>(out)].latency * ceil_log2(g.span[static_cast<size_t>(out)]) +
           inner) *
          2;
@@ -125,8 +130,8 @@ Time tree_outer_latency(const Topology& t, const GroupShape& g) {
 
 Time collective_base_latency(const Topology& t, const GroupShape& g) {
   Time base;
-  for (const size_t d : spanned(g))
-    base = std::max(base, t[d].base_latency);
+  for (size_t d = 0; d < g.span.size(); ++d)
+    if (g.span[d] > 1) base = std::max(base, t[d].base_latency);
   return base;
 }
 
@@ -135,23 +140,22 @@ bool can_run(const Topology& t, Algorithm a, CollectiveKind kind, const GroupSha
     case Algorithm::Ring:
       return kind != CollectiveKind::AllToAll && kind != CollectiveKind::SendRecv;
     case Algorithm::Hierarchical:
-      return is_reduction_family(kind) && spanned(g).size() >= 2 && g.regular();
+      return is_reduction_family(kind) && spanned_count(g) >= 2 && g.regular();
     case Algorithm::Tree:
       return kind == CollectiveKind::AllReduce && g.outermost() >= 1;
-    case Algorithm::Nvls: {
-      const auto dims = spanned(g);
-      return kind == CollectiveKind::AllReduce && dims.size() == 1 && t[dims[0]].nvls;
-    }
+    case Algorithm::Nvls:
+      return kind == CollectiveKind::AllReduce && spanned_count(g) == 1 &&
+             t[static_cast<size_t>(g.outermost())].nvls;
     case Algorithm::NvlsTree: {
-      const auto dims = spanned(g);
-      return kind == CollectiveKind::AllReduce && dims.size() == 2 && t[dims[0]].nvls &&
-             t[dims[1]].kind == DimensionKind::FatTree && g.regular() &&
-             g.span[dims[0]] == t[dims[0]].size;
+      if (kind != CollectiveKind::AllReduce || spanned_count(g) != 2) return false;
+      const auto in = static_cast<size_t>(innermost(g)), out = static_cast<size_t>(g.outermost());
+      return t[in].nvls && t[out].kind == DimensionKind::FatTree && g.regular() &&
+             g.span[in] == t[in].size;
     }
     case Algorithm::HalvingDoubling: {
       if (!is_reduction_family(kind) || !is_power_of_two(g.ranks) || !g.regular()) return false;
-      for (const size_t d : spanned(g))
-        if (!is_power_of_two(g.span[d])) return false;
+      for (const int64_t span : g.span)
+        if (span > 1 && !is_power_of_two(span)) return false;
       return true;
     }
     case Algorithm::Direct:
@@ -168,8 +172,7 @@ Time nvls_latency(const Topology& t, const GroupShape& g) {
 }
 
 Time nvls_tree_latency(const Topology& t, const GroupShape& g) {
-  const auto dims = spanned(g);
-  return t[dims.front()].latency.scaled(kNvlsHops) + tree_outer_latency(t, g);
+  return t[static_cast<size_t>(innermost(g))].latency.scaled(kNvlsHops) + tree_outer_latency(t, g);
 }
 
 std::string unavailable_reason(const Topology& t, Algorithm a, CollectiveKind kind,
@@ -211,21 +214,22 @@ std::string unavailable_reason(const Topology& t, Algorithm a, CollectiveKind ki
   return "";
 }
 
-std::vector<Algorithm> auto_candidates(const Topology& t, CollectiveKind kind) {
-  if (kind == CollectiveKind::AllToAll || kind == CollectiveKind::SendRecv)
-    return {Algorithm::Direct};
-  if (is_rooted(kind)) return {Algorithm::Ring};
-  std::vector<Algorithm> candidates = {Algorithm::Ring, Algorithm::Tree, Algorithm::Nvls,
-                                       Algorithm::NvlsTree};
+std::span<const Algorithm> auto_candidates(const Topology& t, CollectiveKind kind) {
+  static constexpr Algorithm kDirect[] = {Algorithm::Direct};
+  static constexpr Algorithm kChain[] = {Algorithm::Ring};
+  static constexpr Algorithm kSwitched[] = {Algorithm::Ring, Algorithm::Tree, Algorithm::Nvls,
+                                            Algorithm::NvlsTree};
+  static constexpr Algorithm kDirectNetwork[] = {Algorithm::Ring,         Algorithm::Tree,
+                                                 Algorithm::Nvls,         Algorithm::NvlsTree,
+                                                 Algorithm::Hierarchical, Algorithm::Direct};
+  if (kind == CollectiveKind::AllToAll || kind == CollectiveKind::SendRecv) return kDirect;
+  if (is_rooted(kind)) return kChain;
   const bool direct_network =
       std::any_of(t.dimensions().begin(), t.dimensions().end(), [](const Dimension& d) {
         return d.kind == DimensionKind::Ring || d.kind == DimensionKind::Mesh;
       });
-  if (direct_network) {
-    candidates.push_back(Algorithm::Hierarchical);
-    candidates.push_back(Algorithm::Direct);
-  }
-  return candidates;
+  if (direct_network) return kDirectNetwork;
+  return kSwitched;
 }
 
 Time point_to_point_time(const Topology& t, Bytes bytes, const GroupShape& pair) {

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,7 +70,7 @@ bool can_run(const Topology& topology, Algorithm algorithm, CollectiveKind kind,
              const GroupShape& shape);
 
 // The algorithms auto chooses from for `kind` on `topology`.
-std::vector<Algorithm> auto_candidates(const Topology& topology, CollectiveKind kind);
+std::span<const Algorithm> auto_candidates(const Topology& topology, CollectiveKind kind);
 
 // A point-to-point transfer between the two ranks of `pair` (see RankPlacement::neighbour_shape).
 Time point_to_point_time(const Topology& topology, Bytes bytes, const GroupShape& pair);

@@ -145,9 +145,15 @@ const std::vector<CollectiveModel::Step>& CollectiveModel::profile(Algorithm a,
   return it->second;
 }
 
-double CollectiveModel::transfer_seconds(Algorithm a, CollectiveKind kind, double s) const {
-  double total = 0;
-  if (a == Algorithm::NvlsTree) return s * nvls_tree_seconds_per_byte();
+const CollectiveModel::Totals& CollectiveModel::totals(Algorithm a, CollectiveKind kind) const {
+  const auto key = std::make_pair(a, kind);
+  if (const auto it = totals_.find(key); it != totals_.end()) return it->second;
+  Totals sum;
+  const auto add = [&sum](double seconds_per_unit, const Step& step) {
+    const double c = seconds_per_unit * step.scale.share * static_cast<double>(repeats(step));
+    sum.per_byte += c;
+    sum.per_chunk_byte += c * static_cast<double>(step.scale.fill);
+  };
   if (a == Algorithm::Tree) {
     // The ring's steps at kTreeEfficiency, the outermost dimension's term halved on two of its
     // positions (a tree sends each byte across the network once where a ring sends it twice).
@@ -158,13 +164,29 @@ double CollectiveModel::transfer_seconds(Algorithm a, CollectiveKind kind, doubl
         const bool halved = static_cast<int>(d) == out && shape_.span[d] == 2;
         worst = std::max(worst, step.per_dimension[d] * (halved ? 0.5 : 1.0));
       }
-      total += worst * step.scale.bytes(s) / kTreeEfficiency * static_cast<double>(repeats(step));
+      add(worst / kTreeEfficiency, step);
     }
-    return total;
+  } else if (a != Algorithm::NvlsTree) {
+    for (const Step& step : profile(pattern_of(a, kind), kind))
+      add(step.seconds_per_unit, step);
+    for (const Protocol p : all_protocols()) {
+      const ProtocolTerms& terms_p = terms(p);
+      Time& total = sum.latency[static_cast<size_t>(p)];
+      for (const Step& step : profile(pattern_of(a, kind), kind))
+        for (const StepRun& r : step.runs)
+          total += r.latency->scaled(step.base   ? terms_p.base_scale
+                                     : r.network ? terms_p.network_hop_scale
+                                                 : terms_p.hop_scale) *
+                   r.count;
+    }
   }
-  for (const Step& step : profile(pattern_of(a, kind), kind))
-    total += step.seconds_per_unit * step.scale.bytes(s) * static_cast<double>(repeats(step));
-  return total;
+  return totals_.emplace(key, sum).first->second;
+}
+
+double CollectiveModel::transfer_seconds(Algorithm a, CollectiveKind kind, double s) const {
+  if (a == Algorithm::NvlsTree) return s * nvls_tree_seconds_per_byte();
+  const Totals& t = totals(a, kind);
+  return t.per_byte * s + t.per_chunk_byte * std::min(s, static_cast<double>(kPipelineChunk));
 }
 
 double CollectiveModel::nvls_tree_seconds_per_byte() const {
@@ -200,7 +222,13 @@ double CollectiveModel::protocol_rate(Algorithm a, CollectiveKind kind, double s
       across_servers
           ? kNetworkRampPerServer * static_cast<double>(shape_.span[static_cast<size_t>(out)])
           : 1.0;
-  double rate = transfer_scale(p, s / ramp_scale);
+  // The algorithms auto compares share the protocol's factor for one size: computed once.
+  auto& [cached_bytes, cached_scale] = transfer_scales_[static_cast<size_t>(p)];
+  if (cached_bytes != s) {
+    cached_bytes = s;
+    cached_scale = transfer_scale(p, s / ramp_scale);
+  }
+  double rate = cached_scale;
   if (a == Algorithm::Tree) rate /= tree_size_efficiency(p, s);
   const std::optional<Bandwidth> cap = p == Protocol::LL ? ll_cap() : std::nullopt;
   if (cap && link_seconds > 0)
@@ -232,13 +260,7 @@ Time CollectiveModel::latency_with(Algorithm a, CollectiveKind kind, Protocol p)
     return base + across.scaled(network ? terms_p.tree_network_hop_scale : terms_p.hop_scale) +
            (tree_latency(t, shape_) - across).scaled(terms_p.hop_scale);
   }
-  Time total;
-  for (const Step& step : profile(pattern_of(a, kind), kind))
-    for (const StepRun& r : step.runs)
-      total += r.latency->scaled(step.base   ? terms_p.base_scale
-                                 : r.network ? terms_p.network_hop_scale
-                                             : terms_p.hop_scale) *
-               r.count;
+  const Time total = totals(a, kind).latency[static_cast<size_t>(p)];
   return total.scaled(latency_factor(a, kind, p));
 }
 

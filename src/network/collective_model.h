@@ -19,6 +19,7 @@
 // Simple only) and the fastest is taken, as NCCL's tuner takes the fastest (algorithm, protocol).
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <span>
@@ -84,6 +85,15 @@ class CollectiveModel {
     std::vector<StepRun> runs;  // latencies resolved
     bool base = false;          // the call's base latency
   };
+  // A profile added up, so that pricing a size does not walk its steps: transfer seconds =
+  // per_byte S + per_chunk_byte min(S, kPipelineChunk) (StepScale), and the steps' latencies with
+  // each protocol's scales (indexed by Protocol), summed step by step as the flow mode charges
+  // them.
+  struct Totals {
+    double per_byte = 0, per_chunk_byte = 0;
+    std::array<Time, 3> latency;
+  };
+  const Totals& totals(Algorithm algorithm, CollectiveKind kind) const;
   Time time_with(Algorithm algorithm, CollectiveKind kind, double bytes, Protocol protocol) const;
   Time latency_with(Algorithm algorithm, CollectiveKind kind, Protocol protocol) const;
   double nvls_tree_seconds_per_byte() const;
@@ -103,6 +113,9 @@ class CollectiveModel {
   GroupShape shape_;
   mutable int64_t routed_ = 0;
   mutable std::map<std::pair<Algorithm, CollectiveKind>, std::vector<Step>> profiles_;
+  mutable std::map<std::pair<Algorithm, CollectiveKind>, Totals> totals_;
+  mutable std::array<std::pair<double, double>, 3> transfer_scales_{
+      {{-1, 0}, {-1, 0}, {-1, 0}}};  // per protocol: (bytes, transfer_scale)
 };
 
 // What the flow mode runs for one collective among `members` (GPU ids; the model's group or one
