@@ -88,6 +88,16 @@ void FlowNetwork::flush_link(LinkId l, Time now) {
   link_updated_[l] = now;
 }
 
+void FlowNetwork::note_rate(LinkId l, Time now) {
+  auto& h = history_[l];
+  const double utilization = link_rate_[l] / capacity_[l];
+  if (!h.empty() && h.back().second == utilization) return;
+  if (!h.empty() && h.back().first == now)
+    h.back().second = utilization;
+  else
+    h.emplace_back(now, utilization);
+}
+
 void FlowNetwork::flush_stats(Time now) {
   for (LinkId l = 0; l < capacity_.size(); ++l)
     flush_link(l, now);
@@ -209,6 +219,7 @@ void FlowNetwork::solve_component(Time now) {
   for (const LinkId l : comp_links_) {
     link_rate_[l] = std::max(0.0, capacity_[l] - residual_[l]);
     stats_[l].peak = std::max(stats_[l].peak, link_rate_[l] / capacity_[l]);
+    if (!history_.empty()) note_rate(l, now);
   }
   if (!tag_rate_.empty()) {
     for (const LinkId l : comp_links_)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "training/iteration_plan.h"
 #include "training/parallel_axes.h"
 #include "training/stage_program.h"
+#include "training/stage_timeline.h"
 
 namespace orrery {
 namespace {
@@ -187,10 +189,12 @@ class Simulation {
     }
   }
 
+  void on_progress(std::function<void(double)> progress) { progress_ = std::move(progress); }
   const std::vector<RankState>& ranks() const { return ranks_; }
   Time start(size_t i) const { return start_[i]; }
   Time finish(size_t i) const { return finish_[i]; }
   const FlowNetwork& network() const { return *network_; }
+  FlowNetwork& network() { return *network_; }
   const LinkGraph& links() const { return links_; }
 
  private:
@@ -227,6 +231,8 @@ class Simulation {
   }
 
   void finish_task(uint32_t g, uint32_t t) {
+    if (progress_ && (++finished_ & 4095) == 0)
+      progress_(static_cast<double>(finished_) / static_cast<double>(waiting_.size()));
     RankState& r = ranks_[g];
     const StageProgram& p = program(r);
     const ProgramIndex& idx = job(r).index[static_cast<size_t>(r.stage)];
@@ -436,6 +442,8 @@ class Simulation {
   std::vector<FlowOwner> owners_;
   std::vector<LinkId> path_;
   uint64_t hash_ = 0;
+  std::function<void(double)> progress_;
+  uint64_t finished_ = 0;  // tasks, counted only for progress
 };
 
 Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& options,
@@ -444,7 +452,7 @@ Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& 
   j.workload = &w;
   j.diagnostics = &diagnostics;
   j.plan = plan_iteration(w, cluster, options, diagnostics);
-  j.programs = build_stage_programs(j.plan);
+  j.programs = build_stage_programs(j.plan, options.record_timeline);
   for (const StageProgram& p : j.programs.stages)
     j.index.emplace_back(p, j.programs.transfer_keys);
   j.offset = offset;
@@ -521,6 +529,36 @@ StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
   return result;
 }
 
+// The timeline of a job's chosen ranks (`ranks`: local ranks) and the utilisation of its links.
+IterationTimeline job_timeline(const Simulation& sim, const Job& job,
+                               const std::vector<int64_t>& ranks,
+                               const std::vector<LinkId>& hottest) {
+  IterationTimeline timeline;
+  for (const int64_t local : ranks) {
+    const RankState& r = sim.ranks()[static_cast<size_t>(job.first_rank + local)];
+    const StageProgram& p = job.programs.stages[static_cast<size_t>(r.stage)];
+    for (TimelineTrack& track :
+         stage_tracks(job.workload->program, job.plan, p, local, [&](uint32_t t) {
+           return std::pair(sim.start(r.task_base + t), sim.finish(r.task_base + t));
+         }))
+      timeline.tracks.push_back(std::move(track));
+  }
+  for (const LinkId id : hottest)
+    timeline.links.push_back({sim.links().link_name(id), sim.network().rate_history(id)});
+  return timeline;
+}
+
+// The ranks a job's timeline shows: those asked for, or per stage the one that finishes last.
+std::vector<int64_t> timeline_ranks(const Job& job, const std::vector<int64_t>& asked,
+                                    const std::vector<int64_t>& last_per_stage) {
+  const int64_t world = job.plan.parallelism.world_size;
+  for (const int64_t r : asked)
+    if (r < 0 || r >= world)
+      throw InputError("--trace-ranks: rank " + std::to_string(r) + " is not among the job's " +
+                       std::to_string(world) + " ranks (0 to " + std::to_string(world - 1) + ")");
+  return asked.empty() ? last_per_stage : asked;
+}
+
 }  // namespace
 
 std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const> workloads,
@@ -540,11 +578,12 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
     throw InputError("the jobs need " + std::to_string(gpus) + " GPUs but cluster '" +
                      cluster.name + "' has " + std::to_string(*cap));
   Simulation sim(cluster, jobs, gpus);
+  if (options.record_timeline) sim.network().record_rates();
+  if (options.progress) sim.on_progress(options.progress);
   sim.run();
 
-  // Per job, the links that carried most of its traffic.
+  // Per job, the links that carried most of its traffic, most first.
   const auto hottest = [&](uint32_t job) {
-    std::vector<LinkUsage> list;
     std::vector<LinkId> order(sim.network().link_count());
     for (LinkId l = 0; l < order.size(); ++l)
       order[l] = l;
@@ -554,10 +593,16 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
                         return sim.network().stats(a, job).bytes >
                                sim.network().stats(b, job).bytes;
                       });
-    for (size_t i = 0; i < keep; ++i) {
-      const auto& s = sim.network().stats(order[i], job);
-      if (s.bytes <= 0) break;
-      list.push_back({sim.links().link_name(order[i]), s.bytes, s.busy, s.peak});
+    order.resize(keep);
+    while (!order.empty() && sim.network().stats(order.back(), job).bytes <= 0)
+      order.pop_back();
+    return order;
+  };
+  const auto usage = [&](const std::vector<LinkId>& ids, uint32_t job) {
+    std::vector<LinkUsage> list;
+    for (const LinkId id : ids) {
+      const auto& s = sim.network().stats(id, job);
+      list.push_back({sim.links().link_name(id), s.bytes, s.busy, s.peak});
     }
     return list;
   };
@@ -567,10 +612,14 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
     const Job& job = jobs[j];
     // Each stage is represented by its rank that finishes last.
     std::vector<std::optional<StageTiming>> last(static_cast<size_t>(job.plan.parallelism.pp));
+    std::vector<int64_t> last_rank(last.size(), 0);
     for (int64_t l = 0; l < job.plan.parallelism.world_size; ++l) {
       StageTiming t = account(sim, job, static_cast<uint32_t>(job.first_rank + l));
       auto& slot = last[static_cast<size_t>(t.stage)];
-      if (!slot || t.finish > slot->finish) slot = std::move(t);
+      if (!slot || t.finish > slot->finish) {
+        last_rank[static_cast<size_t>(t.stage)] = l;
+        slot = std::move(t);
+      }
     }
     std::vector<StageTiming> stages;
     for (auto& s : last)
@@ -582,7 +631,11 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
           static_cast<int64_t>(job.programs.stages[static_cast<size_t>(r.stage)].tasks.size());
     }
     result.flows = static_cast<int64_t>(sim.flows_[j]);
-    result.hottest_links = hottest(j);
+    const std::vector<LinkId> hot = hottest(j);
+    result.hottest_links = usage(hot, j);
+    if (options.record_timeline)
+      result.timeline =
+          job_timeline(sim, job, timeline_ranks(job, options.timeline_ranks, last_rank), hot);
     results.push_back(std::move(result));
   }
   return results;
