@@ -17,9 +17,16 @@
 namespace orrery {
 
 int simulate_dataflow(const DataflowSimulation& r) {
+  const bool event = r.mode == "event" || r.mode == "flow";
+  std::vector<std::pair<std::string, std::filesystem::path>> outputs = {{"--csv", r.csv},
+                                                                        {"-o", r.output_dir}};
+  for (auto& named : visual_output_paths(r.visual, r.output_dir))
+    outputs.push_back(std::move(named));
+  check_distinct_outputs(outputs);
+  SimulationOptions options = r.options;
+  apply_visual_args(r.visual, event ? r.mode : "DFModel's model", options);
   Diagnostics diagnostics;
   const SolvedDataflow solved = solve_dataflow_file(r.path, r.content, r.dataflow, diagnostics);
-  const bool event = r.mode == "event" || r.mode == "flow";
   Result result;
   if (event) {
     const ConvertedWorkload converted =
@@ -30,9 +37,9 @@ int simulate_dataflow(const DataflowSimulation& r) {
       for (const std::string& caveat : converted.network.caveats)
         diagnostics.warn({r.path, 0}, "equivalent cluster: " + caveat);
     if (r.mode == "flow")
-      result = FlowSimulator().simulate(converted.workload, cluster, r.options, diagnostics);
+      result = FlowSimulator().simulate(converted.workload, cluster, options, diagnostics);
     else
-      result = EventSimulator().simulate(converted.workload, cluster, r.options, diagnostics);
+      result = EventSimulator().simulate(converted.workload, cluster, options, diagnostics);
     if (const auto departure = event_departure(solved.problem, solved.outcome.best, result))
       diagnostics.warn({r.path, 0}, *departure);
   } else {
@@ -60,6 +67,7 @@ int simulate_dataflow(const DataflowSimulation& r) {
     write_file(dir / "summary.txt", summary);
     write_file(dir / (event ? "layers.csv" : "configs.csv"), table);
   }
+  write_visual_outputs(r.visual, r.output_dir, {result}, r.inputs);
   if (r.json)
     write_json(std::cout, result);
   else
