@@ -59,9 +59,9 @@ class FlowNetwork {
   }
   size_t link_count() const { return capacity_.size(); }
 
-  // Keeps every link's utilisation over time from now on (for a timeline; costs memory).
-  void record_rates() { history_.assign(capacity_.size(), {}); }
-  // (time, rate / capacity) at each change, oldest first; empty unless record_rates() was called.
+  // Keeps the utilisation of `links` over time from now on (for a timeline).
+  void record_rates(std::span<const LinkId> links);
+  // (time, rate / capacity) at each change, oldest first; empty unless recorded.
   const std::vector<std::pair<Time, double>>& rate_history(LinkId link) const {
     return history_[link];
   }
@@ -96,7 +96,8 @@ class FlowNetwork {
   uint32_t tags_ = 1;
   std::vector<std::vector<LinkStats>> tag_stats_;  // [tag][link], with more than one tag
   std::vector<std::vector<double>> tag_rate_;      // [tag][link]
-  std::vector<std::vector<std::pair<Time, double>>> history_;  // per link, when recording
+  std::vector<std::vector<std::pair<Time, double>>> history_;  // per link
+  std::vector<char> recorded_;                                 // per link: keep its history
 
   std::vector<Flow> flows_;
   std::vector<FlowId> free_;

@@ -48,8 +48,11 @@ ordered_json slice_event(const TimelineSlice& s, int pid, int tid) {
   return e;
 }
 
+// Writes events one by one (a whole trace as one JSON value would take many times its size).
 class TraceBuilder {
  public:
+  explicit TraceBuilder(std::ostream& out) : out_(out) { out_ << "{\"traceEvents\":["; }
+
   void add(const Result& r, const std::string& prefix) {
     std::map<std::pair<int64_t, int64_t>, int> pids;  // (stage, rank) -> pid
     for (const TimelineTrack& track : r.timeline->tracks) {
@@ -59,45 +62,51 @@ class TraceBuilder {
         it = pids.emplace(key, next_pid_++).first;
         std::string name = prefix + "stage " + std::to_string(track.stage);
         if (track.rank >= 0) name += " (rank " + std::to_string(track.rank) + ")";
-        events_.push_back(metadata("process_name", it->second, -1, {{"name", name}}));
-        events_.push_back(
-            metadata("process_sort_index", it->second, -1, {{"sort_index", it->second}}));
+        emit(metadata("process_name", it->second, -1, {{"name", name}}));
+        emit(metadata("process_sort_index", it->second, -1, {{"sort_index", it->second}}));
       }
       const int pid = it->second;
       const int tid = thread_id(track.stream);
-      events_.push_back(metadata("thread_name", pid, tid, {{"name", track.stream}}));
-      events_.push_back(metadata("thread_sort_index", pid, tid, {{"sort_index", tid}}));
+      emit(metadata("thread_name", pid, tid, {{"name", track.stream}}));
+      emit(metadata("thread_sort_index", pid, tid, {{"sort_index", tid}}));
       for (const TimelineSlice& s : track.slices)
-        events_.push_back(slice_event(s, pid, tid));
+        emit(slice_event(s, pid, tid));
     }
     if (r.timeline->links.empty()) return;
     const int pid = next_pid_++;
-    events_.push_back(metadata("process_name", pid, -1, {{"name", prefix + "busiest links"}}));
-    events_.push_back(metadata("process_sort_index", pid, -1, {{"sort_index", pid}}));
+    emit(metadata("process_name", pid, -1, {{"name", prefix + "busiest links"}}));
+    emit(metadata("process_sort_index", pid, -1, {{"sort_index", pid}}));
     for (const LinkCounter& link : r.timeline->links)
       for (const auto& [time, utilization] : link.points)
-        events_.push_back({{"name", link.link},
-                           {"ph", "C"},
-                           {"pid", pid},
-                           {"ts", micros(time)},
-                           {"args", {{"utilisation %", std::round(utilization * 1e4) / 1e2}}}});
+        emit({{"name", link.link},
+              {"ph", "C"},
+              {"pid", pid},
+              {"ts", micros(time)},
+              {"args", {{"utilisation %", std::round(utilization * 1e4) / 1e2}}}});
   }
 
-  ordered_json take() { return {{"traceEvents", std::move(events_)}, {"displayTimeUnit", "ns"}}; }
+  void finish() { out_ << "],\"displayTimeUnit\":\"ns\"}\n"; }
 
  private:
-  ordered_json events_ = ordered_json::array();
+  void emit(const ordered_json& event) {
+    if (!first_) out_ << ',';
+    first_ = false;
+    out_ << event.dump();
+  }
+
+  std::ostream& out_;
+  bool first_ = true;
   int next_pid_ = 0;
 };
 
 }  // namespace
 
 void write_trace(std::ostream& out, const std::vector<Result>& results) {
-  TraceBuilder trace;
+  TraceBuilder trace(out);
   for (size_t k = 0; k < results.size(); ++k)
     if (results[k].timeline)
       trace.add(results[k], results.size() > 1 ? "job " + std::to_string(k + 1) + " " : "");
-  out << trace.take().dump() << "\n";
+  trace.finish();
 }
 
 }  // namespace orrery

@@ -529,7 +529,7 @@ StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
   return result;
 }
 
-// The timeline of a job's chosen ranks (`ranks`: local ranks) and the utilisation of its links.
+// The timeline of a job's chosen ranks (`ranks`: local ranks) and the utilisation of `hottest`.
 IterationTimeline job_timeline(const Simulation& sim, const Job& job,
                                const std::vector<int64_t>& ranks,
                                const std::vector<LinkId>& hottest) {
@@ -548,15 +548,29 @@ IterationTimeline job_timeline(const Simulation& sim, const Job& job,
   return timeline;
 }
 
-// The ranks a job's timeline shows: those asked for, or per stage the one that finishes last.
-std::vector<int64_t> timeline_ranks(const Job& job, const std::vector<int64_t>& asked,
-                                    const std::vector<int64_t>& last_per_stage) {
+// Throws InputError when a rank asked for the timeline is not one of the job's.
+void check_timeline_ranks(const Job& job, const std::vector<int64_t>& asked) {
   const int64_t world = job.plan.parallelism.world_size;
   for (const int64_t r : asked)
     if (r < 0 || r >= world)
       throw InputError("--trace-ranks: rank " + std::to_string(r) + " is not among the job's " +
                        std::to_string(world) + " ranks (0 to " + std::to_string(world - 1) + ")");
-  return asked.empty() ? last_per_stage : asked;
+}
+
+// The links that carried most of a job's traffic, most first (at most kHottestLinks).
+std::vector<LinkId> hottest_links(const Simulation& sim, uint32_t job) {
+  std::vector<LinkId> order(sim.network().link_count());
+  for (LinkId l = 0; l < order.size(); ++l)
+    order[l] = l;
+  const size_t keep = std::min(kHottestLinks, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
+                    [&](LinkId a, LinkId b) {
+                      return sim.network().stats(a, job).bytes > sim.network().stats(b, job).bytes;
+                    });
+  order.resize(keep);
+  while (!order.empty() && sim.network().stats(order.back(), job).bytes <= 0)
+    order.pop_back();
+  return order;
 }
 
 }  // namespace
@@ -577,27 +591,41 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
   if (const auto cap = cluster.network.capacity(); cap && gpus > *cap)
     throw InputError("the jobs need " + std::to_string(gpus) + " GPUs but cluster '" +
                      cluster.name + "' has " + std::to_string(*cap));
+  for (const Job& job : jobs)
+    check_timeline_ranks(job, options.timeline_ranks);
+  // A timeline shows the busiest links' utilisation over time. Which links those are is known
+  // only at the end, and keeping every link's rate changes would hold millions of them, so a
+  // first run finds the links (its warnings, the same as the second's, are dropped) and the
+  // second records theirs alone. Progress: half each.
+  std::vector<std::vector<LinkId>> hot(jobs.size());
+  const auto half = [&](double offset) -> std::function<void(double)> {
+    if (!options.progress) return nullptr;
+    return [&options, offset](double done) { options.progress(offset + done / 2); };
+  };
+  if (options.record_timeline) {
+    std::vector<Diagnostics> dropped(jobs.size());
+    for (size_t k = 0; k < jobs.size(); ++k)
+      jobs[k].diagnostics = &dropped[k];
+    Simulation first(cluster, jobs, gpus);
+    first.on_progress(half(0));
+    first.run();
+    for (uint32_t j = 0; j < jobs.size(); ++j)
+      hot[j] = hottest_links(first, j);
+    for (size_t k = 0; k < jobs.size(); ++k)
+      jobs[k].diagnostics = diagnostics[k];
+  }
   Simulation sim(cluster, jobs, gpus);
-  if (options.record_timeline) sim.network().record_rates();
-  if (options.progress) sim.on_progress(options.progress);
+  if (options.record_timeline) {
+    std::vector<LinkId> recorded;
+    for (const auto& links : hot)
+      recorded.insert(recorded.end(), links.begin(), links.end());
+    sim.network().record_rates(recorded);
+    sim.on_progress(half(0.5));
+  } else {
+    sim.on_progress(options.progress);
+  }
   sim.run();
 
-  // Per job, the links that carried most of its traffic, most first.
-  const auto hottest = [&](uint32_t job) {
-    std::vector<LinkId> order(sim.network().link_count());
-    for (LinkId l = 0; l < order.size(); ++l)
-      order[l] = l;
-    const size_t keep = std::min(kHottestLinks, order.size());
-    std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
-                      [&](LinkId a, LinkId b) {
-                        return sim.network().stats(a, job).bytes >
-                               sim.network().stats(b, job).bytes;
-                      });
-    order.resize(keep);
-    while (!order.empty() && sim.network().stats(order.back(), job).bytes <= 0)
-      order.pop_back();
-    return order;
-  };
   const auto usage = [&](const std::vector<LinkId>& ids, uint32_t job) {
     std::vector<LinkUsage> list;
     for (const LinkId id : ids) {
@@ -631,11 +659,10 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
           static_cast<int64_t>(job.programs.stages[static_cast<size_t>(r.stage)].tasks.size());
     }
     result.flows = static_cast<int64_t>(sim.flows_[j]);
-    const std::vector<LinkId> hot = hottest(j);
-    result.hottest_links = usage(hot, j);
+    result.hottest_links = usage(hottest_links(sim, j), j);
     if (options.record_timeline)
-      result.timeline =
-          job_timeline(sim, job, timeline_ranks(job, options.timeline_ranks, last_rank), hot);
+      result.timeline = job_timeline(
+          sim, job, options.timeline_ranks.empty() ? last_rank : options.timeline_ranks, hot[j]);
     results.push_back(std::move(result));
   }
   return results;
