@@ -41,14 +41,19 @@ double micros(Time t) {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// The breakdown as (key, seconds) in the order of the JSON result's breakdown_s.
+// [name, value] (a JSON array, never an object).
+ordered_json pair(const std::string& name, double value) {
+  return ordered_json::array({name, value});
+}
+
+// The breakdown as [key, seconds] in the order of the JSON result's breakdown_s.
 ordered_json breakdown_data(const Breakdown& b) {
   ordered_json j = ordered_json::array();
-  j.push_back({"compute", b.compute.seconds()});
+  j.push_back(pair("compute", b.compute.seconds()));
   for (const auto& [group, time] : b.exposed_comm)
-    j.push_back({"exposed_comm." + std::string(to_string(group)), time.seconds()});
-  j.push_back({"bubble", b.bubble.seconds()});
-  j.push_back({"p2p", b.p2p.seconds()});
+    j.push_back(pair("exposed_comm." + std::string(to_string(group)), time.seconds()));
+  j.push_back(pair("bubble", b.bubble.seconds()));
+  j.push_back(pair("p2p", b.p2p.seconds()));
   return j;
 }
 
@@ -76,8 +81,9 @@ ordered_json timeline_data(const IterationTimeline& timeline, Time& end) {
     ordered_json slices = ordered_json::array();
     for (const TimelineSlice& s : track.slices) {
       end = std::max(end, s.start + s.duration);
-      slices.push_back({micros(s.start), micros(s.duration), intern(name_index, names, s.name),
-                        intern(phase_index, phases, s.phase)});
+      slices.push_back(ordered_json::array({micros(s.start), micros(s.duration),
+                                            intern(name_index, names, s.name),
+                                            intern(phase_index, phases, s.phase)}));
     }
     groups.back()["tracks"].push_back({{"stream", track.stream}, {"slices", std::move(slices)}});
   }
@@ -88,13 +94,13 @@ ordered_json timeline_data(const IterationTimeline& timeline, Time& end) {
 ordered_json memory_data(const MemoryEstimate& m) {
   ordered_json stages = ordered_json::array();
   for (const StageMemory& s : m.stages)
-    stages.push_back({{"stage", s.stage},
-                      {"parts",
-                       {{"weights", s.weights_bytes / kGiB},
-                        {"gradients", s.gradients_bytes / kGiB},
-                        {"optimizer", s.optimizer_bytes / kGiB},
-                        {"activations", s.activations_bytes / kGiB},
-                        {"logits", s.logits_bytes / kGiB}}}});
+    stages.push_back(
+        {{"stage", s.stage},
+         {"parts", ordered_json::array({pair("weights", s.weights_bytes / kGiB),
+                                        pair("gradients", s.gradients_bytes / kGiB),
+                                        pair("optimizer", s.optimizer_bytes / kGiB),
+                                        pair("activations", s.activations_bytes / kGiB),
+                                        pair("logits", s.logits_bytes / kGiB)})}});
   return {{"capacity_gib", m.capacity_bytes / kGiB}, {"stages", std::move(stages)}};
 }
 
@@ -110,7 +116,7 @@ ordered_json job_data(const Result& r) {
     for (const LinkCounter& link : r.timeline->links) {
       ordered_json points = ordered_json::array();
       for (const auto& [time, utilization] : link.points)
-        points.push_back({micros(time), utilization});
+        points.push_back(ordered_json::array({micros(time), utilization}));
       links.push_back({{"name", link.link}, {"points", std::move(points)}});
     }
   j["links"] = std::move(links);
@@ -188,7 +194,7 @@ void write_dataflow_table(std::ostream& out, const DataflowFigures& d) {
 
 void write_summary(std::ostream& out, const Result& r) {
   const Parallelism& p = r.parallelism;
-  out << "<h3>Result</h3><table class=\"facts\">";
+  out << "<div class=\"result\"><h3>Result</h3><table class=\"facts\">";
   const auto row = [&](std::string_view k, const std::string& v) {
     if (!v.empty()) out << "<tr><th>" << k << "</th><td>" << escape(v) << "</td></tr>";
   };
@@ -204,12 +210,13 @@ void write_summary(std::ostream& out, const Result& r) {
   row("iteration time", fmt::format("{:.3f} ms", r.iteration_time.milliseconds()));
   row("critical stage", std::to_string(r.critical_stage));
   if (r.simulated_tasks > 0) row("simulated tasks", std::to_string(r.simulated_tasks));
-  out << "</table>\n";
+  out << "</table></div>\n";
   if (!r.warnings.empty()) {
-    out << "<h3>Warnings</h3><ul class=\"warnings\">";
+    out << "<details class=\"warnings\"><summary>Warnings (" << r.warnings.size()
+        << ")</summary><ul>";
     for (const Warning& w : r.warnings)
       out << "<li>" << escape(w.to_string()) << "</li>";
-    out << "</ul>\n";
+    out << "</ul></details>\n";
   }
 }
 
@@ -236,7 +243,9 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1300px
 h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc}h3{font-size:1.05em;margin-top:1.4em}
 table{border-collapse:collapse;margin:.4em 0}td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:left}
 table.sortable th{cursor:pointer;background:#f4f4f4}table.sortable td[data-v]{font-variant-numeric:tabular-nums}
-.facts th{font-weight:600;padding-right:1.5em}.warnings li{color:#8a4b00}
+.facts th{font-weight:600;padding-right:1.5em}.warnings{color:#8a4b00;margin:.6em 0}
+.inputs{float:left;margin-right:4em}.result{display:inline-block;vertical-align:top}
+.job>h3,.job>details{clear:both}
 svg text{font-size:11px;fill:#333}.axis-line,.tick{stroke:#555}.axis-label{font-weight:600}
 .legend rect{stroke:#444;stroke-width:.5}.tooltip{position:fixed;display:none;background:#fff;border:1px solid #888;padding:3px 6px;font-size:12px;pointer-events:none}
 )";
@@ -251,7 +260,7 @@ const COLORS = {compute: '#4e79a7', 'exposed_comm.tp': '#f28e2b', 'exposed_comm.
   fwd: '#4e79a7', ig: '#f28e2b', wg: '#e15759', recompute: '#76b7b2', send: '#59a14f',
   bucket: '#edc948', weights: '#4e79a7', gradients: '#f28e2b', optimizer: '#e15759',
   activations: '#76b7b2', logits: '#59a14f'};
-const LEFT = 150, WIDTH = 1000;
+const LEFT = 200, WIDTH = 1000;
 function el(tag, attrs, parent) {
   const e = document.createElementNS(NS, tag);
   for (const k in attrs) e.setAttribute(k, attrs[k]);
@@ -364,7 +373,7 @@ function memory(div, job) {
   if (m.capacity_gib > 0) {
     const x = LEFT + m.capacity_gib * scale;
     el('line', {x1: x, y1: 2, x2: x, y2: bottom, stroke: '#c00', 'stroke-dasharray': '4 3'}, svg);
-    label(svg, x + 4, 12, 'capacity ' + fmt(m.capacity_gib) + ' GiB');
+    label(svg, x - 4, 12, 'capacity ' + fmt(m.capacity_gib) + ' GiB', '', 'end');
   }
   axis(svg, bottom, max, 'memory per GPU', 'GiB');
   legend(svg, bottom + 40, m.stages[0].parts.map(p => p[0]));
@@ -375,7 +384,7 @@ function links(div, job) {
   const scale = WIDTH / job.end_us;
   job.links.forEach(function (l, i) {
     const y = 4 + i * ROW;
-    label(svg, LEFT - 8, y + 12, l.name.length > 22 ? l.name.slice(0, 21) + '…' : l.name, '', 'end');
+    label(svg, LEFT - 8, y + 12, l.name.length > 30 ? l.name.slice(0, 29) + '…' : l.name, '', 'end');
     for (let k = 0; k < l.points.length; ++k) {
       const start = l.points[k][0], end = k + 1 < l.points.length ? l.points[k + 1][0] : job.end_us;
       if (l.points[k][1] <= 0) continue;
@@ -441,10 +450,10 @@ void write_html_report(std::ostream& out, const std::vector<Result>& results,
       results.empty() ? "Orrery report" : "Orrery report: " + results.front().workload;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << escape(title)
       << "</title>\n<style>" << kStyle << "</style></head>\n<body>\n<h1>" << escape(title)
-      << "</h1>\n<h3>Inputs</h3><table class=\"facts inputs\">";
+      << "</h1>\n<div class=\"inputs\"><h3>Inputs</h3><table class=\"facts\">";
   for (const auto& [name, value] : inputs)
     out << "<tr><th>" << escape(name) << "</th><td>" << escape(value) << "</td></tr>";
-  out << "</table>\n";
+  out << "</table></div>\n";
   for (size_t k = 0; k < results.size(); ++k)
     write_job(out, results[k], k, results.size() > 1);
   out << "<script type=\"application/json\" id=\"orrery-data\">" << script_safe(data.dump())
