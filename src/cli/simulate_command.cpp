@@ -171,6 +171,7 @@ int run_simulate(const SimulateArgs& a) {
       d.csv = a.csv;
       d.output_dir = a.output_dir;
       d.visual = a.visual;
+      d.progress = !a.visual.quiet && ProgressBar::stderr_is_terminal();
       d.inputs = report_inputs(a);
       if (a.gpus) throw InputError("--gpus: a DFModel file's num_chip sets the chips");
       if (a.cluster_given || a.nvlink_busbw || a.nic_busbw || a.gpus_per_server ||

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/output_files.h"
+#include "core/progress_bar.h"
 #include "dataflow/dataflow_result.h"
 #include "dataflow/event_departure.h"
 #include "dataflow/workload_conversion.h"
@@ -26,7 +27,11 @@ int simulate_dataflow(const DataflowSimulation& r) {
   SimulationOptions options = r.options;
   apply_visual_args(r.visual, event ? r.mode : "DFModel's model", options);
   Diagnostics diagnostics;
-  const SolvedDataflow solved = solve_dataflow_file(r.path, r.content, r.dataflow, diagnostics);
+  const SolvedDataflow solved = [&] {
+    ProgressBar bar("searching mappings", r.progress);
+    return solve_dataflow_file(r.path, r.content, r.dataflow, diagnostics,
+                               [&bar](double done) { bar.update(done); });
+  }();
   Result result;
   if (event) {
     const ConvertedWorkload converted =
@@ -36,10 +41,14 @@ int simulate_dataflow(const DataflowSimulation& r) {
     if (!r.cluster)
       for (const std::string& caveat : converted.network.caveats)
         diagnostics.warn({r.path, 0}, "equivalent cluster: " + caveat);
-    if (r.mode == "flow")
+    if (r.mode == "flow") {
+      ProgressBar bar("simulating (flow mode)", r.progress);
+      options.progress = [&bar](double done) { bar.update(done); };
       result = FlowSimulator().simulate(converted.workload, cluster, options, diagnostics);
-    else
+      options.progress = nullptr;
+    } else {
       result = EventSimulator().simulate(converted.workload, cluster, options, diagnostics);
+    }
     if (const auto departure = event_departure(solved.problem, solved.outcome.best, result))
       diagnostics.warn({r.path, 0}, *departure);
   } else {

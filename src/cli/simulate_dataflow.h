@@ -23,6 +23,7 @@ struct DataflowSimulation {
   std::optional<Cluster> cluster;  // --cluster, for event mode; default: the equivalent one
   SimulationOptions options;       // event mode
   VisualArgs visual;               // --trace, --report
+  bool progress = false;           // a progress bar on stderr for long searches and simulations
   std::vector<std::pair<std::string, std::string>> inputs;  // for the report
 };
 
