@@ -122,8 +122,9 @@ ReaderOptions reader_options(const SimulateArgs& a) {
   return o;
 }
 
-// What the run was given, for the report's inputs table.
-std::vector<std::pair<std::string, std::string>> report_inputs(const SimulateArgs& a) {
+// What the run was given, for the report's inputs table (`mode`: the mode that runs).
+std::vector<std::pair<std::string, std::string>> report_inputs(const SimulateArgs& a,
+                                                               const std::string& mode) {
   std::vector<std::pair<std::string, std::string>> rows;
   const auto add = [&](const std::string& name, const std::string& value) {
     if (!value.empty()) rows.emplace_back(name, value);
@@ -134,7 +135,7 @@ std::vector<std::pair<std::string, std::string>> report_inputs(const SimulateArg
   add("format", a.format);
   add("cluster", a.cluster_given || a.model.empty() ? a.cluster : std::string(kModelCluster));
   if (a.gpus) add("GPUs", std::to_string(*a.gpus));
-  add("mode", a.mode.empty() ? (a.compat.empty() ? "event" : "analytical") : a.mode);
+  add("mode", mode);
   add("compat", a.compat);
   add("schedule", a.schedule);
   add("overlap", a.no_overlap ? "off (--no-overlap)" : "on");
@@ -172,7 +173,7 @@ int run_simulate(const SimulateArgs& a) {
       d.output_dir = a.output_dir;
       d.visual = a.visual;
       d.progress = !a.visual.quiet && ProgressBar::stderr_is_terminal();
-      d.inputs = report_inputs(a);
+      d.inputs = report_inputs(a, a.mode.empty() ? "DFModel's model" : a.mode);
       if (a.gpus) throw InputError("--gpus: a DFModel file's num_chip sets the chips");
       if (a.cluster_given || a.nvlink_busbw || a.nic_busbw || a.gpus_per_server ||
           a.nics_per_server || !a.placement.empty())
@@ -284,7 +285,7 @@ int run_simulate(const SimulateArgs& a) {
       }
     }
   }
-  write_visual_outputs(a.visual, a.output_dir, results, report_inputs(a));
+  write_visual_outputs(a.visual, a.output_dir, results, report_inputs(a, mode));
   if (a.json) {
     write_json(std::cout, results);
   } else {
