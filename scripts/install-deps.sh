@@ -9,6 +9,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev libgraphviz-dev
   libprotobuf-dev protobuf-compiler coinor-libcbc-dev
   libgtest-dev libbenchmark-dev
+  chromium  # renders the HTML report in the end-to-end browser test (tests/e2e)
 )
 # Extra packages a target needs beyond these (make fuzz: clang and its libFuzzer runtime).
 packages+=("$@")

@@ -42,7 +42,8 @@ void add_dataflow_options(CLI::App& cmd, DataflowArgs& args) {
 }
 
 SolvedDataflow solve_dataflow_file(const std::string& path, const std::string& content,
-                                   const DataflowArgs& args, Diagnostics& diagnostics) {
+                                   const DataflowArgs& args, Diagnostics& diagnostics,
+                                   const std::function<void(double)>& progress) {
   DataflowProblem problem = read_dfmodel(path, content, diagnostics);
   check_modelled(problem, diagnostics);
   DataflowGraph graph = DataflowGraph::build(problem, diagnostics);
@@ -60,6 +61,7 @@ SolvedDataflow solve_dataflow_file(const std::string& path, const std::string& c
   options.top_k = args.top;
   options.threads = args.threads;
   options.time_limit_s = args.time_limit_s;
+  options.progress = progress;
   SearchOutcome outcome = solve_dataflow(problem, graph, options, diagnostics);
   return {std::move(problem), std::move(graph), std::move(outcome)};
 }

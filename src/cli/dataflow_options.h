@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -35,9 +36,11 @@ struct SolvedDataflow {
   SearchOutcome outcome;
 };
 
-// Reads, validates and evaluates or searches the file (content already read).
+// Reads, validates and evaluates or searches the file (content already read); `progress`, when
+// given, hears how far the search is (SearchOptions::progress).
 SolvedDataflow solve_dataflow_file(const std::string& path, const std::string& content,
-                                   const DataflowArgs& args, Diagnostics& diagnostics);
+                                   const DataflowArgs& args, Diagnostics& diagnostics,
+                                   const std::function<void(double)>& progress = nullptr);
 
 // The two-tier cluster of EquivalentNetwork (no latency, full efficiency).
 Cluster equivalent_cluster(const EquivalentNetwork& network, const std::string& name);

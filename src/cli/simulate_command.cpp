@@ -13,9 +13,11 @@
 #include "cli/output_files.h"
 #include "cli/plan_options.h"
 #include "cli/simulate_dataflow.h"
+#include "cli/visual_outputs.h"
 #include "cluster/cluster.h"
 #include "compat/simai_analytical.h"
 #include "core/diagnostics.h"
+#include "core/progress_bar.h"
 #include "core/quantity.h"
 #include "core/text.h"
 #include "formats/workload_reader.h"
@@ -61,6 +63,7 @@ struct SimulateArgs {
   std::string csv;
   std::string output_dir;
   DataflowArgs dataflow;
+  VisualArgs visual;
   bool cluster_given = false;
 };
 
@@ -119,6 +122,31 @@ ReaderOptions reader_options(const SimulateArgs& a) {
   return o;
 }
 
+// What the run was given, for the report's inputs table (`mode`: the mode that runs).
+std::vector<std::pair<std::string, std::string>> report_inputs(const SimulateArgs& a,
+                                                               const std::string& mode) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  const auto add = [&](const std::string& name, const std::string& value) {
+    if (!value.empty()) rows.emplace_back(name, value);
+  };
+  for (const std::string& w : a.workloads)
+    add("workload", w);
+  add("model", a.model);
+  add("format", a.format);
+  add("cluster", a.cluster_given || a.model.empty() ? a.cluster : std::string(kModelCluster));
+  if (a.gpus) add("GPUs", std::to_string(*a.gpus));
+  add("mode", mode);
+  add("compat", a.compat);
+  add("schedule", a.schedule);
+  add("overlap", a.no_overlap ? "off (--no-overlap)" : "on");
+  add("collective algorithm", a.algorithm);
+  add("placement", a.placement);
+  add("device", a.device);
+  for (const std::string& term : a.plan.without)
+    add("without", term);
+  return rows;
+}
+
 int run_simulate(const SimulateArgs& a) {
   for (const std::string& input : a.workloads)
     protect_input_file(input);
@@ -143,6 +171,9 @@ int run_simulate(const SimulateArgs& a) {
       d.json = a.json;
       d.csv = a.csv;
       d.output_dir = a.output_dir;
+      d.visual = a.visual;
+      d.progress = !a.visual.quiet && ProgressBar::stderr_is_terminal();
+      d.inputs = report_inputs(a, a.mode.empty() ? "DFModel's model" : a.mode);
       if (a.gpus) throw InputError("--gpus: a DFModel file's num_chip sets the chips");
       if (a.cluster_given || a.nvlink_busbw || a.nic_busbw || a.gpus_per_server ||
           a.nics_per_server || !a.placement.empty())
@@ -154,7 +185,11 @@ int run_simulate(const SimulateArgs& a) {
     }
   }
   if (!a.run_name.empty()) check_file_name(a.run_name, "--run-name");
-  check_distinct_outputs({{"--csv", a.csv}, {"-o", a.output_dir}});
+  std::vector<std::pair<std::string, std::filesystem::path>> outputs = {{"--csv", a.csv},
+                                                                        {"-o", a.output_dir}};
+  for (auto& named : visual_output_paths(a.visual, a.output_dir))
+    outputs.push_back(std::move(named));
+  check_distinct_outputs(outputs);
   const bool simai = a.compat == "simai";
   if (a.workloads.size() > 1 && !a.csv.empty())
     throw InputError("several workloads: --csv takes one workload (use -o DIR)");
@@ -180,7 +215,21 @@ int run_simulate(const SimulateArgs& a) {
   scenario.options.algorithm = *parse_algorithm(a.algorithm);
   for (const std::string& term : a.plan.without)
     if (term == "sm-contention") scenario.options.sm_contention = false;
-  Prediction prediction = predict(scenario);
+  const std::string mode = !a.mode.empty() ? a.mode : simai ? "analytical" : "event";
+  apply_visual_args(a.visual,
+                    simai                  ? "SimAI's analytical mode (--compat simai)"
+                    : mode == "analytical" ? "the analytical mode"
+                                           : mode,
+                    scenario.options);
+  Prediction prediction = [&] {
+    // The bar erases itself before anything is printed.
+    ProgressBar progress("simulating (" + mode + " mode)",
+                         !a.visual.quiet && ProgressBar::stderr_is_terminal());
+    scenario.options.progress = [&progress](double done) { progress.update(done); };
+    Prediction p = predict(scenario);
+    scenario.options.progress = nullptr;
+    return p;
+  }();
   if (!simai && !a.run_name.empty()) {
     Warning unused;
     unused.message =
@@ -236,6 +285,7 @@ int run_simulate(const SimulateArgs& a) {
       }
     }
   }
+  write_visual_outputs(a.visual, a.output_dir, results, report_inputs(a, mode));
   if (a.json) {
     write_json(std::cout, results);
   } else {
@@ -367,6 +417,7 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "Write result.json, summary.txt and the per-layer (layers.csv) or per-operator "
                   "(ops.csv) CSV into this directory");
   add_dataflow_options(*cmd, args->dataflow);
+  add_visual_options(*cmd, args->visual);
   return [args, cluster, plan_flags]() {
     args->cluster_given = cluster->count() > 0;
     note_given_plan_flags(plan_flags, args->plan);

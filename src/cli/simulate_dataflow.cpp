@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/output_files.h"
+#include "core/progress_bar.h"
 #include "dataflow/dataflow_result.h"
 #include "dataflow/event_departure.h"
 #include "dataflow/workload_conversion.h"
@@ -17,9 +18,20 @@
 namespace orrery {
 
 int simulate_dataflow(const DataflowSimulation& r) {
-  Diagnostics diagnostics;
-  const SolvedDataflow solved = solve_dataflow_file(r.path, r.content, r.dataflow, diagnostics);
   const bool event = r.mode == "event" || r.mode == "flow";
+  std::vector<std::pair<std::string, std::filesystem::path>> outputs = {{"--csv", r.csv},
+                                                                        {"-o", r.output_dir}};
+  for (auto& named : visual_output_paths(r.visual, r.output_dir))
+    outputs.push_back(std::move(named));
+  check_distinct_outputs(outputs);
+  SimulationOptions options = r.options;
+  apply_visual_args(r.visual, event ? r.mode : "DFModel's model", options);
+  Diagnostics diagnostics;
+  const SolvedDataflow solved = [&] {
+    ProgressBar bar("searching mappings", r.progress);
+    return solve_dataflow_file(r.path, r.content, r.dataflow, diagnostics,
+                               [&bar](double done) { bar.update(done); });
+  }();
   Result result;
   if (event) {
     const ConvertedWorkload converted =
@@ -29,10 +41,14 @@ int simulate_dataflow(const DataflowSimulation& r) {
     if (!r.cluster)
       for (const std::string& caveat : converted.network.caveats)
         diagnostics.warn({r.path, 0}, "equivalent cluster: " + caveat);
-    if (r.mode == "flow")
-      result = FlowSimulator().simulate(converted.workload, cluster, r.options, diagnostics);
-    else
-      result = EventSimulator().simulate(converted.workload, cluster, r.options, diagnostics);
+    if (r.mode == "flow") {
+      ProgressBar bar("simulating (flow mode)", r.progress);
+      options.progress = [&bar](double done) { bar.update(done); };
+      result = FlowSimulator().simulate(converted.workload, cluster, options, diagnostics);
+      options.progress = nullptr;
+    } else {
+      result = EventSimulator().simulate(converted.workload, cluster, options, diagnostics);
+    }
     if (const auto departure = event_departure(solved.problem, solved.outcome.best, result))
       diagnostics.warn({r.path, 0}, *departure);
   } else {
@@ -60,6 +76,7 @@ int simulate_dataflow(const DataflowSimulation& r) {
     write_file(dir / "summary.txt", summary);
     write_file(dir / (event ? "layers.csv" : "configs.csv"), table);
   }
+  write_visual_outputs(r.visual, r.output_dir, {result}, r.inputs);
   if (r.json)
     write_json(std::cout, result);
   else

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/dataflow_options.h"
+#include "cli/visual_outputs.h"
 #include "cluster/cluster.h"
 #include "training/simulation_options.h"
 
@@ -21,6 +22,9 @@ struct DataflowSimulation {
   std::string output_dir;
   std::optional<Cluster> cluster;  // --cluster, for event mode; default: the equivalent one
   SimulationOptions options;       // event mode
+  VisualArgs visual;               // --trace, --report
+  bool progress = false;           // a progress bar on stderr for long searches and simulations
+  std::vector<std::pair<std::string, std::string>> inputs;  // for the report
 };
 
 // Prints the summary or JSON, writes the requested files; returns the exit status.

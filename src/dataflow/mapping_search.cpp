@@ -482,10 +482,18 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
   std::mutex merge;
   std::vector<Ranked> top;
   const size_t keep = std::max<size_t>(options.top_k, 1);
-  const auto work = [&]() {
+  const auto report = [&] {
+    double done = static_cast<double>(std::min(next.load(), layouts.size())) /
+                  static_cast<double>(layouts.size());
+    if (limit_s > 0)
+      done = std::max(done, std::chrono::duration<double>(Clock::now() - start).count() / limit_s);
+    options.progress(std::min(done, 1.0));
+  };
+  const auto work = [&](bool reporting) {
     std::vector<Ranked> local;
     int64_t evaluated = 0, fitting = 0;
     for (size_t i = next++; i < layouts.size(); i = next++) {
+      if (reporting) report();
       const Layout& l = layouts[i];
       for (size_t b = 0; b < batches[i].size(); ++b) {
         if (Clock::now() > deadline) {
@@ -513,8 +521,8 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
   };
   std::vector<std::thread> pool;
   for (size_t t = 1; t < thread_count; ++t)
-    pool.emplace_back(work);
-  work();
+    pool.emplace_back(work, false);
+  work(static_cast<bool>(options.progress));
   for (std::thread& t : pool)
     t.join();
   out.exhaustive = !timed_out;

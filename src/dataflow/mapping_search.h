@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct SearchOptions {
   size_t top_k = 5;                    // alternatives kept, the best included
   std::optional<int64_t> threads;      // default: gurobi.thread (0: all CPUs)
   std::optional<double> time_limit_s;  // default: gurobi.time (0: none)
+  // Called now and then from the calling thread with the fraction of the search done (of the
+  // candidates, or of the time limit when that is nearer), for a progress bar.
+  std::function<void(double)> progress;
 };
 
 struct RankedMapping {

@@ -24,6 +24,8 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity)
       link_rate_(capacity_.size(), 0.0),
       link_updated_(capacity_.size()),
       stats_(capacity_.size()),
+      history_(capacity_.size()),
+      recorded_(capacity_.size(), 0),
       link_mark_(capacity_.size(), 0),
       solved_round_(capacity_.size(), 0),
       residual_(capacity_.size(), 0.0),
@@ -86,6 +88,21 @@ void FlowNetwork::flush_link(LinkId l, Time now) {
       }
   }
   link_updated_[l] = now;
+}
+
+void FlowNetwork::record_rates(std::span<const LinkId> links) {
+  for (const LinkId l : links)
+    recorded_[l] = 1;
+}
+
+void FlowNetwork::note_rate(LinkId l, Time now) {
+  auto& h = history_[l];
+  const double utilization = link_rate_[l] / capacity_[l];
+  if (!h.empty() && h.back().second == utilization) return;
+  if (!h.empty() && h.back().first == now)
+    h.back().second = utilization;
+  else
+    h.emplace_back(now, utilization);
 }
 
 void FlowNetwork::flush_stats(Time now) {
@@ -209,6 +226,7 @@ void FlowNetwork::solve_component(Time now) {
   for (const LinkId l : comp_links_) {
     link_rate_[l] = std::max(0.0, capacity_[l] - residual_[l]);
     stats_[l].peak = std::max(stats_[l].peak, link_rate_[l] / capacity_[l]);
+    if (recorded_[l]) note_rate(l, now);
   }
   if (!tag_rate_.empty()) {
     for (const LinkId l : comp_links_)

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <queue>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/time.h"
@@ -58,6 +59,13 @@ class FlowNetwork {
   }
   size_t link_count() const { return capacity_.size(); }
 
+  // Keeps the utilisation of `links` over time from now on (for a timeline).
+  void record_rates(std::span<const LinkId> links);
+  // (time, rate / capacity) at each change, oldest first; empty unless recorded.
+  const std::vector<std::pair<Time, double>>& rate_history(LinkId link) const {
+    return history_[link];
+  }
+
   uint64_t flows_started() const { return flows_started_; }
   uint64_t components_solved() const { return components_solved_; }
 
@@ -78,6 +86,7 @@ class FlowNetwork {
   void solve_component(Time now);
   void detach(FlowId id);
   void flush_link(LinkId link, Time now);
+  void note_rate(LinkId link, Time now);
 
   std::vector<double> capacity_;
   std::vector<std::vector<FlowId>> on_link_;
@@ -87,6 +96,8 @@ class FlowNetwork {
   uint32_t tags_ = 1;
   std::vector<std::vector<LinkStats>> tag_stats_;  // [tag][link], with more than one tag
   std::vector<std::vector<double>> tag_rate_;      // [tag][link]
+  std::vector<std::vector<std::pair<Time, double>>> history_;  // per link
+  std::vector<char> recorded_;                                 // per link: keep its history
 
   std::vector<Flow> flows_;
   std::vector<FlowId> free_;

@@ -6,6 +6,7 @@
 #include "engine/task_graph.h"
 #include "training/iteration_plan.h"
 #include "training/stage_program.h"
+#include "training/stage_timeline.h"
 
 namespace orrery {
 namespace {
@@ -95,7 +96,7 @@ StageTiming account(int64_t stage, const StageProgram& program, const IterationG
 Result EventSimulator::simulate(const Workload& workload, const Cluster& cluster,
                                 const SimulationOptions& options, Diagnostics& diagnostics) const {
   const IterationPlan plan = plan_iteration(workload, cluster, options, diagnostics);
-  const IterationPrograms programs = build_stage_programs(plan);
+  const IterationPrograms programs = build_stage_programs(plan, options.record_timeline);
   const IterationGraph graph(programs);
   const engine::Timeline timeline = engine::simulate(graph.graph);
 
@@ -110,6 +111,17 @@ Result EventSimulator::simulate(const Workload& workload, const Cluster& cluster
     stages.push_back(account(program.stage, program, graph, timeline, binding));
   Result result = plan_result("event", workload, cluster, plan, std::move(stages));
   result.simulated_tasks = static_cast<int64_t>(graph.graph.task_count());
+  if (options.record_timeline) {
+    result.timeline.emplace();
+    for (const StageProgram& program : programs.stages) {
+      const TaskId first = graph.first_task[static_cast<size_t>(program.stage)];
+      for (TimelineTrack& track :
+           stage_tracks(workload.program, plan, program, -1, [&](uint32_t t) {
+             return std::pair(timeline.start[first + t], timeline.finish[first + t]);
+           }))
+        result.timeline->tracks.push_back(std::move(track));
+    }
+  }
   return result;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "training/iteration_plan.h"
 #include "training/parallel_axes.h"
 #include "training/stage_program.h"
+#include "training/stage_timeline.h"
 
 namespace orrery {
 namespace {
@@ -187,10 +189,12 @@ class Simulation {
     }
   }
 
+  void on_progress(std::function<void(double)> progress) { progress_ = std::move(progress); }
   const std::vector<RankState>& ranks() const { return ranks_; }
   Time start(size_t i) const { return start_[i]; }
   Time finish(size_t i) const { return finish_[i]; }
   const FlowNetwork& network() const { return *network_; }
+  FlowNetwork& network() { return *network_; }
   const LinkGraph& links() const { return links_; }
 
  private:
@@ -227,6 +231,8 @@ class Simulation {
   }
 
   void finish_task(uint32_t g, uint32_t t) {
+    if (progress_ && (++finished_ & 4095) == 0)
+      progress_(static_cast<double>(finished_) / static_cast<double>(waiting_.size()));
     RankState& r = ranks_[g];
     const StageProgram& p = program(r);
     const ProgramIndex& idx = job(r).index[static_cast<size_t>(r.stage)];
@@ -436,6 +442,8 @@ class Simulation {
   std::vector<FlowOwner> owners_;
   std::vector<LinkId> path_;
   uint64_t hash_ = 0;
+  std::function<void(double)> progress_;
+  uint64_t finished_ = 0;  // tasks, counted only for progress
 };
 
 Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& options,
@@ -444,7 +452,7 @@ Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& 
   j.workload = &w;
   j.diagnostics = &diagnostics;
   j.plan = plan_iteration(w, cluster, options, diagnostics);
-  j.programs = build_stage_programs(j.plan);
+  j.programs = build_stage_programs(j.plan, options.record_timeline);
   for (const StageProgram& p : j.programs.stages)
     j.index.emplace_back(p, j.programs.transfer_keys);
   j.offset = offset;
@@ -521,6 +529,50 @@ StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
   return result;
 }
 
+// The timeline of a job's chosen ranks (`ranks`: local ranks) and the utilisation of `hottest`.
+IterationTimeline job_timeline(const Simulation& sim, const Job& job,
+                               const std::vector<int64_t>& ranks,
+                               const std::vector<LinkId>& hottest) {
+  IterationTimeline timeline;
+  for (const int64_t local : ranks) {
+    const RankState& r = sim.ranks()[static_cast<size_t>(job.first_rank + local)];
+    const StageProgram& p = job.programs.stages[static_cast<size_t>(r.stage)];
+    for (TimelineTrack& track :
+         stage_tracks(job.workload->program, job.plan, p, local, [&](uint32_t t) {
+           return std::pair(sim.start(r.task_base + t), sim.finish(r.task_base + t));
+         }))
+      timeline.tracks.push_back(std::move(track));
+  }
+  for (const LinkId id : hottest)
+    timeline.links.push_back({sim.links().link_name(id), sim.network().rate_history(id)});
+  return timeline;
+}
+
+// Throws InputError when a rank asked for the timeline is not one of the job's.
+void check_timeline_ranks(const Job& job, const std::vector<int64_t>& asked) {
+  const int64_t world = job.plan.parallelism.world_size;
+  for (const int64_t r : asked)
+    if (r < 0 || r >= world)
+      throw InputError("--trace-ranks: rank " + std::to_string(r) + " is not among the job's " +
+                       std::to_string(world) + " ranks (0 to " + std::to_string(world - 1) + ")");
+}
+
+// The links that carried most of a job's traffic, most first (at most kHottestLinks).
+std::vector<LinkId> hottest_links(const Simulation& sim, uint32_t job) {
+  std::vector<LinkId> order(sim.network().link_count());
+  for (LinkId l = 0; l < order.size(); ++l)
+    order[l] = l;
+  const size_t keep = std::min(kHottestLinks, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
+                    [&](LinkId a, LinkId b) {
+                      return sim.network().stats(a, job).bytes > sim.network().stats(b, job).bytes;
+                    });
+  order.resize(keep);
+  while (!order.empty() && sim.network().stats(order.back(), job).bytes <= 0)
+    order.pop_back();
+  return order;
+}
+
 }  // namespace
 
 std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const> workloads,
@@ -539,25 +591,46 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
   if (const auto cap = cluster.network.capacity(); cap && gpus > *cap)
     throw InputError("the jobs need " + std::to_string(gpus) + " GPUs but cluster '" +
                      cluster.name + "' has " + std::to_string(*cap));
+  for (const Job& job : jobs)
+    check_timeline_ranks(job, options.timeline_ranks);
+  // A timeline shows the busiest links' utilisation over time. Which links those are is known
+  // only at the end, and keeping every link's rate changes would hold millions of them, so a
+  // first run finds the links (its warnings, the same as the second's, are dropped) and the
+  // second records theirs alone. Progress: half each.
+  std::vector<std::vector<LinkId>> hot(jobs.size());
+  const auto half = [&](double offset) -> std::function<void(double)> {
+    if (!options.progress) return nullptr;
+    return [&options, offset](double done) { options.progress(offset + done / 2); };
+  };
+  if (options.record_timeline) {
+    std::vector<Diagnostics> dropped(jobs.size());
+    for (size_t k = 0; k < jobs.size(); ++k)
+      jobs[k].diagnostics = &dropped[k];
+    Simulation first(cluster, jobs, gpus);
+    first.on_progress(half(0));
+    first.run();
+    for (uint32_t j = 0; j < jobs.size(); ++j)
+      hot[j] = hottest_links(first, j);
+    for (size_t k = 0; k < jobs.size(); ++k)
+      jobs[k].diagnostics = diagnostics[k];
+  }
   Simulation sim(cluster, jobs, gpus);
+  if (options.record_timeline) {
+    std::vector<LinkId> recorded;
+    for (const auto& links : hot)
+      recorded.insert(recorded.end(), links.begin(), links.end());
+    sim.network().record_rates(recorded);
+    sim.on_progress(half(0.5));
+  } else {
+    sim.on_progress(options.progress);
+  }
   sim.run();
 
-  // Per job, the links that carried most of its traffic.
-  const auto hottest = [&](uint32_t job) {
+  const auto usage = [&](const std::vector<LinkId>& ids, uint32_t job) {
     std::vector<LinkUsage> list;
-    std::vector<LinkId> order(sim.network().link_count());
-    for (LinkId l = 0; l < order.size(); ++l)
-      order[l] = l;
-    const size_t keep = std::min(kHottestLinks, order.size());
-    std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
-                      [&](LinkId a, LinkId b) {
-                        return sim.network().stats(a, job).bytes >
-                               sim.network().stats(b, job).bytes;
-                      });
-    for (size_t i = 0; i < keep; ++i) {
-      const auto& s = sim.network().stats(order[i], job);
-      if (s.bytes <= 0) break;
-      list.push_back({sim.links().link_name(order[i]), s.bytes, s.busy, s.peak});
+    for (const LinkId id : ids) {
+      const auto& s = sim.network().stats(id, job);
+      list.push_back({sim.links().link_name(id), s.bytes, s.busy, s.peak});
     }
     return list;
   };
@@ -567,10 +640,14 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
     const Job& job = jobs[j];
     // Each stage is represented by its rank that finishes last.
     std::vector<std::optional<StageTiming>> last(static_cast<size_t>(job.plan.parallelism.pp));
+    std::vector<int64_t> last_rank(last.size(), 0);
     for (int64_t l = 0; l < job.plan.parallelism.world_size; ++l) {
       StageTiming t = account(sim, job, static_cast<uint32_t>(job.first_rank + l));
       auto& slot = last[static_cast<size_t>(t.stage)];
-      if (!slot || t.finish > slot->finish) slot = std::move(t);
+      if (!slot || t.finish > slot->finish) {
+        last_rank[static_cast<size_t>(t.stage)] = l;
+        slot = std::move(t);
+      }
     }
     std::vector<StageTiming> stages;
     for (auto& s : last)
@@ -582,7 +659,10 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
           static_cast<int64_t>(job.programs.stages[static_cast<size_t>(r.stage)].tasks.size());
     }
     result.flows = static_cast<int64_t>(sim.flows_[j]);
-    result.hottest_links = hottest(j);
+    result.hottest_links = usage(hottest_links(sim, j), j);
+    if (options.record_timeline)
+      result.timeline = job_timeline(
+          sim, job, options.timeline_ranks.empty() ? last_rank : options.timeline_ranks, hot[j]);
     results.push_back(std::move(result));
   }
   return results;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,13 @@ struct SimulationOptions {
   // Collectives running beside compute take SMs from it (iteration_plan.h); false leaves the
   // term out (orrery simulate --without sm-contention).
   bool sm_contention = true;
+  // Record what ran when into Result::timeline (--trace, --report); off, nothing is recorded.
+  bool record_timeline = false;
+  // Flow mode: the global ranks the timeline shows; empty: per stage the rank that finishes last
+  // (the one whose breakdown the Result reports).
+  std::vector<int64_t> timeline_ranks;
+  // Called now and then with the fraction of the simulation done (flow mode), for a progress bar.
+  std::function<void(double)> progress;
 };
 
 }  // namespace orrery

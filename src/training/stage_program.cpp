@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <utility>
 
 #include "training/pipeline_schedule.h"
 
@@ -15,8 +16,8 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 class StageBuilder {
  public:
   StageBuilder(const IterationPlan& plan, int64_t stage,
-               const std::vector<std::vector<const GradientBucket*>>& buckets_by_layer)
-      : plan_(plan), buckets_by_layer_(buckets_by_layer), s_(stage) {
+               const std::vector<std::vector<const GradientBucket*>>& buckets_by_layer, bool labels)
+      : plan_(plan), buckets_by_layer_(buckets_by_layer), s_(stage), labels_(labels) {
     p_ = plan.parallelism.pp;
     m_ = plan.micro_batches();
     v_ = plan.chunks;
@@ -66,6 +67,7 @@ class StageBuilder {
     if (receives < 0 && pending_.empty() && last_compute_ != kNone &&
         last_compute_ + 1 == program_.tasks.size()) {
       program_.tasks.back().duration += duration + slowed;
+      label(last_compute_, duration + slowed);
       return last_compute_;
     }
     StageTask t;
@@ -73,7 +75,22 @@ class StageBuilder {
     t.receives = receives;
     last_compute_ = add(t);
     pending_.clear();
+    label(last_compute_, t.duration);
     return last_compute_;
+  }
+
+  // What the next tasks do, for their labels.
+  void at(size_t layer, TaskPhase phase) {
+    layer_ = static_cast<int32_t>(layer);
+    phase_ = phase;
+  }
+  void in_pass(int64_t micro_batch, int64_t chunk) {
+    micro_batch_ = static_cast<int32_t>(micro_batch);
+    chunk_ = static_cast<int32_t>(chunk);
+  }
+  void label(uint32_t task, Time duration) {
+    if (labels_ && duration > Time::zero())
+      program_.labels.push_back({task, layer_, phase_, micro_batch_, chunk_, duration});
   }
 
   // A collective after the latest compute (and any collective still pending).
@@ -86,6 +103,7 @@ class StageBuilder {
     t.algorithm = algorithm;
     const uint32_t id = add(t, {last_compute_});
     last_comm_[static_cast<size_t>(group)] = id;
+    label(id, cost);
     return id;
   }
   uint32_t issue(const PlannedComm& c) { return issue(c.comm.group, c.cost, c.comm, c.algorithm); }
@@ -114,6 +132,9 @@ class StageBuilder {
     t.to_stage = to;
     t.comm = {CollectiveKind::AllGather, CommGroup::Pipeline, plan_.transfer_bytes};
     const uint32_t id = add(t, {last_compute_});
+    phase_ = TaskPhase::Transfer;
+    layer_ = -1;
+    label(id, t.duration);
     if (plan_.blocking_p2p) pending_.push_back(id);  // the schedule waits for the send
   }
 
@@ -133,15 +154,18 @@ class StageBuilder {
     return plan_.chunk_layers[static_cast<size_t>(op.micro_batch)][static_cast<size_t>(op.chunk)];
   }
 
-  void run_forward(const PlannedLayer& layer) {
+  void run_forward(size_t l, TaskPhase phase = TaskPhase::Forward) {
+    at(l, phase);
+    const PlannedLayer& layer = plan_.layers[l];
     compute(layer.forward.compute);
     if (layer.forward.comm) blocking(*layer.forward.comm);
   }
 
   void forward(const PipelineOp& op) {
+    in_pass(op.micro_batch, op.chunk);
     start_pass(op);
     for (const size_t l : layers_of(op))
-      if (plan_.runs(l, s_, op.chunk)) run_forward(plan_.layers[l]);
+      if (plan_.runs(l, s_, op.chunk)) run_forward(l);
     forward_end_[static_cast<size_t>(op.micro_batch * v_ + op.chunk)] = last_compute_;
     if (s_ < p_ - 1)
       send(true, s_ + 1, op.micro_batch, op.chunk);
@@ -150,6 +174,7 @@ class StageBuilder {
   }
 
   void backward(const PipelineOp& op) {
+    in_pass(op.micro_batch, op.chunk);
     start_pass(op);
     const bool last_micro_batch = op.micro_batch == m_ - 1;
     const auto& layers = layers_of(op);
@@ -157,13 +182,15 @@ class StageBuilder {
       if (!plan_.runs(*it, s_, op.chunk)) continue;
       const PlannedLayer& layer = plan_.layers[*it];
       for (const size_t r : layer.recompute)
-        run_forward(plan_.layers[r]);
+        run_forward(r, TaskPhase::Recompute);
+      at(*it, TaskPhase::InputGrad);
       compute(layer.input_grad.compute);
       uint32_t input_grad_comm = kNone;
       if (layer.input_grad.comm) {
         input_grad_comm = issue(*layer.input_grad.comm);
         if (!plan_.overlap) pending_.push_back(input_grad_comm);
       }
+      at(*it, TaskPhase::WeightGrad);
       compute(layer.weight_grad.compute);
       if (const auto& c = layer.weight_grad.comm) {
         if (c->role == CommRole::Async)
@@ -173,9 +200,11 @@ class StageBuilder {
       }
       if (last_micro_batch)
         for (const GradientBucket* b : buckets_by_layer_[*it])
-          if (plan_.runs_row(b->row, s_) && (b->chunk < 0 || b->chunk == op.chunk))
+          if (plan_.runs_row(b->row, s_) && (b->chunk < 0 || b->chunk == op.chunk)) {
+            at(b->row, TaskPhase::Bucket);
             issue_async(b->group, b->cost, {b->kind, b->group, b->bytes}, b->algorithm,
                         b->channels);
+          }
       if (plan_.overlap && input_grad_comm != kNone) pending_.push_back(input_grad_comm);
     }
     if (s_ > 0)
@@ -185,10 +214,12 @@ class StageBuilder {
   }
 
   void finish_iteration() {
+    in_pass(-1, -1);
     // Gradient reductions not already issued as buckets.
     for (const size_t i : plan_.iteration_layers) {
       const auto& c = plan_.layers[i].weight_grad.comm;
       if (!c || c->role != CommRole::GradientReduction || !plan_.runs_row(i, s_)) continue;
+      at(i, TaskPhase::WeightGrad);
       if (!plan_.overlap)
         blocking(*c);
       else if (plan_.buckets.empty())
@@ -197,23 +228,27 @@ class StageBuilder {
     for (const uint32_t t : last_comm_)
       if (t != kNone) pending_.push_back(t);
 
-    std::vector<const PlannedComm*> gathers;
+    std::vector<std::pair<size_t, const PlannedComm*>> gathers;  // (layer, gather)
     for (const size_t i : plan_.iteration_layers) {
       if (!plan_.runs_row(i, s_)) continue;
       const PlannedLayer& layer = plan_.layers[i];
-      run_forward(layer);
+      run_forward(i);
+      at(i, TaskPhase::InputGrad);
       compute(layer.input_grad.compute);
       if (layer.input_grad.comm) blocking(*layer.input_grad.comm);
+      at(i, TaskPhase::WeightGrad);
       compute(layer.weight_grad.compute);
       if (const auto& c = layer.weight_grad.comm) {
         if (c->role == CommRole::ParameterGather)
-          gathers.push_back(&*c);
+          gathers.emplace_back(i, &*c);
         else if (c->role != CommRole::GradientReduction)
           blocking(*c);
       }
     }
-    for (const PlannedComm* c : gathers)
+    for (const auto& [layer, c] : gathers) {
+      at(layer, TaskPhase::WeightGrad);
       blocking(*c);
+    }
     compute(Time::zero());  // end of the stage's iteration
   }
 
@@ -229,17 +264,21 @@ class StageBuilder {
   std::vector<uint32_t> pending_;  // collectives the next compute must wait for
   std::array<uint32_t, 6> last_comm_{kNone, kNone, kNone, kNone, kNone, kNone};
   std::vector<uint32_t> forward_end_;  // per (micro-batch, chunk): last compute of the forward
+  bool labels_ = false;
+  // The label of the tasks being issued.
+  int32_t layer_ = -1, micro_batch_ = -1, chunk_ = -1;
+  TaskPhase phase_ = TaskPhase::Forward;
 };
 
 }  // namespace
 
-IterationPrograms build_stage_programs(const IterationPlan& plan) {
+IterationPrograms build_stage_programs(const IterationPlan& plan, bool labels) {
   std::vector<std::vector<const GradientBucket*>> buckets_by_layer(plan.layers.size());
   for (const GradientBucket& b : plan.buckets)
     buckets_by_layer[b.layer].push_back(&b);
   IterationPrograms programs;
   for (int64_t s = 0; s < plan.parallelism.pp; ++s)
-    programs.stages.push_back(StageBuilder(plan, s, buckets_by_layer).build());
+    programs.stages.push_back(StageBuilder(plan, s, buckets_by_layer, labels).build());
   programs.transfer_keys = 2 * plan.parallelism.pp * plan.micro_batches() * plan.chunks;
   return programs;
 }

@@ -51,10 +51,24 @@ struct StageTask {
   Algorithm algorithm = Algorithm::Ring;
 };
 
+// What a task does, for the timeline (--trace, --report). Back-to-back compute merged into one
+// task keeps one label per part, in order; their durations add up to the task's.
+enum class TaskPhase : uint8_t { Forward, InputGrad, WeightGrad, Recompute, Transfer, Bucket };
+
+struct TaskLabel {
+  uint32_t task = 0;   // index into StageProgram::tasks
+  int32_t layer = -1;  // index into Program::layers; -1: none (transfers)
+  TaskPhase phase = TaskPhase::Forward;
+  int32_t micro_batch = -1;  // -1: iteration-level rows
+  int32_t chunk = -1;
+  Time duration;  // this part of the task
+};
+
 struct StageProgram {
   int64_t stage = 0;
-  std::vector<StageTask> tasks;  // program order
-  std::vector<uint32_t> deps;    // indices into tasks
+  std::vector<StageTask> tasks;   // program order
+  std::vector<uint32_t> deps;     // indices into tasks
+  std::vector<TaskLabel> labels;  // only when built with labels: tasks of nonzero duration
 };
 
 struct IterationPrograms {
@@ -62,6 +76,7 @@ struct IterationPrograms {
   int64_t transfer_keys = 0;  // keys run from 0 to transfer_keys - 1
 };
 
-IterationPrograms build_stage_programs(const IterationPlan& plan);
+// `labels`: also record what each task does (costs time and memory; only for a timeline).
+IterationPrograms build_stage_programs(const IterationPlan& plan, bool labels = false);
 
 }  // namespace orrery

@@ -16,6 +16,7 @@
 #include "core/diagnostics.h"
 #include "core/time.h"
 #include "workload/communication.h"
+#include "workload/iteration_timeline.h"
 #include "workload/model_summary.h"
 #include "workload/parallelism.h"
 #include "workload/training_figures.h"
@@ -127,6 +128,8 @@ struct Result {
   int64_t simulated_tasks = 0;           // size of the event simulation (0 for closed forms)
   int64_t flows = 0;                     // flow mode: transfers simulated as flows
   std::vector<LinkUsage> hottest_links;  // flow mode: the links that carried most, most first
+  // What ran when, recorded only when asked (SimulationOptions::record_timeline); no JSON field.
+  std::optional<IterationTimeline> timeline;
 };
 
 }  // namespace orrery

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "dataflow/sharding_plan.h"
 #include "tiny_problem.h"
@@ -74,6 +75,20 @@ TEST(MappingSearch, EnumeratesShapesAndParallelismAndFindsTheMinimum) {
   }
   EXPECT_DOUBLE_EQ(out.best.final_ns, best);
   EXPECT_DOUBLE_EQ(out.ranked.front().final_ns, best);
+}
+
+TEST(MappingSearch, ReportsProgressFromTheCallingThread) {
+  // 24 candidates in layouts (shape x parallelism); one thread takes the layouts in order and,
+  // as it takes each, reports the share of layouts taken: non-decreasing, ending at 1.
+  std::vector<double> seen;
+  SearchOptions o;
+  o.threads = 1;
+  o.progress = [&seen](double done) { seen.push_back(done); };
+  search(free_torus(), o);
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_GT(seen.front(), 0.0);
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);  // the last layout taken is the last of all
 }
 
 TEST(MappingSearch, FixedChoicesNarrowTheSpace) {
