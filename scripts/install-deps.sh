@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev libgraphviz-dev
-  libprotobuf-dev protobuf-compiler coinor-libcbc-dev
+  libprotobuf-dev protobuf-compiler coinor-libcbc-dev libsqlite3-dev
   libgtest-dev libbenchmark-dev
 )
 # Extra packages a target needs beyond these (make fuzz: clang and its libFuzzer runtime).
