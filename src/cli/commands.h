@@ -8,11 +8,15 @@
 
 namespace orrery {
 
+constexpr const char* kOrreryVersion = "0.1.0";
+
 // Registers a subcommand; the returned function runs it (after parsing) and gives the exit code.
 std::function<int()> add_simulate_command(CLI::App& app);
 std::function<int()> add_presets_command(CLI::App& app);
 std::function<int()> add_collective_command(CLI::App& app);
 std::function<int()> add_convert_command(CLI::App& app);
 std::function<int()> add_calibrate_command(CLI::App& app);
+std::function<int()> add_explore_command(CLI::App& app);
+std::function<int()> add_results_command(CLI::App& app);
 
 }  // namespace orrery
