@@ -158,8 +158,9 @@ void print_text(const explore::SearchRequest& r, const explore::SearchResult& s)
       "\nEvaluated {} in {} mode ({} failed, {} from the database) in {:.2f} s", c.evaluated,
       r.rank_by, c.failed, c.reused, s.seconds);
   if (s.seconds > 0 && c.evaluated > 0)
-    std::cout << fmt::format(" ({:.0f} plans/s on {} threads)",
-                             static_cast<double>(c.evaluated) / s.seconds, r.threads);
+    std::cout << fmt::format(" ({:.0f} plans/s on {} thread{})",
+                             static_cast<double>(c.evaluated) / s.seconds, r.threads,
+                             r.threads == 1 ? "" : "s");
   std::cout << "\n";
   if (!s.first_error.empty()) std::cout << "First failure: " << s.first_error << "\n";
   std::cout << fmt::format("\nBest {} by {} ({} ranking{}):\n", s.best.size(),
