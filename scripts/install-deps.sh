@@ -8,6 +8,7 @@ packages=(
   cmake g++ make pkg-config
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev libgraphviz-dev
   libprotobuf-dev protobuf-compiler coinor-libcbc-dev libsqlite3-dev
+  libopenmpi-dev openmpi-bin
   libgtest-dev libbenchmark-dev
 )
 # Extra packages a target needs beyond these (make fuzz: clang and its libFuzzer runtime).

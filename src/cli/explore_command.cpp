@@ -2,6 +2,7 @@
 // (docs/explore.md).
 #include <fmt/format.h>
 
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -143,6 +144,7 @@ nlohmann::json result_json(const explore::SearchRequest& r, const explore::Searc
   for (const explore::RankedPoint& p : s.pareto)
     j["pareto_time_cost"].push_back(point_json(p, r));
   if (!s.first_error.empty()) j["first_failure"] = s.first_error;
+  if (!s.per_rank.empty()) j["evaluated_per_rank"] = s.per_rank;
   return j;
 }
 
@@ -189,13 +191,23 @@ void print_text(const explore::SearchRequest& r, const explore::SearchResult& s)
   }
 }
 
-int run_explore(const ExploreArgs& a) {
+int run_explore(const ExploreArgs& a, explore::Distribution* distribution) {
   for (const std::string* input : {&a.model, &a.cluster, &a.device})
     protect_input_file(*input);
   const explore::SearchRequest request = search_request(a);
+  const bool root = !distribution || distribution->rank() == 0;
   std::unique_ptr<explore::ResultStore> store;
-  if (!a.db.empty()) store = std::make_unique<explore::ResultStore>(a.db, run_info(a, request));
-  const explore::SearchResult result = explore::run_search(request, store.get());
+  std::exception_ptr refused;  // rank 0's database error, raised once every rank knows of it
+  try {
+    if (!a.db.empty() && root)
+      store = std::make_unique<explore::ResultStore>(a.db, run_info(a, request));
+  } catch (const InputError&) {
+    refused = std::current_exception();
+  }
+  if (distribution && !distribution->share_go(!refused) && !root) return 2;
+  if (refused) std::rethrow_exception(refused);
+  const explore::SearchResult result = explore::run_search(request, store.get(), distribution);
+  if (!root) return 0;
   if (a.json)
     std::cout << result_json(request, result).dump(2) << "\n";
   else
@@ -205,7 +217,7 @@ int run_explore(const ExploreArgs& a) {
 
 }  // namespace
 
-std::function<int()> add_explore_command(CLI::App& app) {
+std::function<int()> add_explore_command(CLI::App& app, explore::Distribution* distribution) {
   auto* cmd = app.add_subcommand(
       "explore",
       "Search parallel plans (and clusters) of a model for the fastest or cheapest; "
@@ -255,12 +267,12 @@ std::function<int()> add_explore_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print the answer as JSON");
   cmd->add_flag("--quiet", a->quiet, "No progress output (there is none yet)");
-  return [cmd, a]() {
+  return [cmd, a, distribution]() {
     a->command = "orrery explore";
     for (const CLI::Option* o : cmd->get_options())
       for (const std::string& value : o->results())
         a->command += " " + o->get_name() + (o->get_expected_min() == 0 ? "" : " " + value);
-    return run_explore(*a);
+    return run_explore(*a, distribution);
   };
 }
 

@@ -44,7 +44,10 @@ std::optional<double> score(Objective objective, const PointFigures& f) {
 void TopK::offer(const RankedPoint& point) {
   const auto s = score(objective_, point.figures);
   if (!s || k_ == 0) return;
-  const auto worse = [&](const RankedPoint& kept) { return *s < *score(objective_, kept.figures); };
+  const auto worse = [&](const RankedPoint& kept) {
+    const double k = *score(objective_, kept.figures);
+    return *s < k || (*s == k && point.index < kept.index);
+  };
   const auto at = std::find_if(best_.begin(), best_.end(), worse);
   if (at == best_.end() && best_.size() >= k_) return;
   best_.insert(at, point);
@@ -54,12 +57,15 @@ void TopK::offer(const RankedPoint& point) {
 void ParetoFront::offer(const RankedPoint& point) {
   const PointFigures& f = point.figures;
   if (!f.usd_per_mtoken) return;
-  const auto beats = [](const PointFigures& a, const PointFigures& b) {  // a at least as good
-    return a.iteration_s <= b.iteration_s && *a.usd_per_mtoken <= *b.usd_per_mtoken;
+  // a beats b: no worse on both, and better on one or earlier in the enumeration.
+  const auto beats = [](const RankedPoint& a, const RankedPoint& b) {
+    const double at = a.figures.iteration_s, bt = b.figures.iteration_s;
+    const double ac = *a.figures.usd_per_mtoken, bc = *b.figures.usd_per_mtoken;
+    return at <= bt && ac <= bc && (at < bt || ac < bc || a.index < b.index);
   };
   for (const RankedPoint& kept : front_)
-    if (beats(kept.figures, f)) return;
-  std::erase_if(front_, [&](const RankedPoint& kept) { return beats(f, kept.figures); });
+    if (beats(kept, point)) return;
+  std::erase_if(front_, [&](const RankedPoint& kept) { return beats(point, kept); });
   const auto at = std::find_if(front_.begin(), front_.end(), [&](const RankedPoint& kept) {
     return f.iteration_s < kept.figures.iteration_s;
   });

@@ -28,11 +28,13 @@ std::optional<double> score(Objective objective, const PointFigures& figures);
 
 struct RankedPoint {
   PlanPoint point;
+  size_t index = 0;                   // in the enumeration: equal scores keep the earlier point
   PointFigures figures;               // in the ranking mode (--rank-by)
   std::optional<PointFigures> event;  // the event-mode recheck, for the best
 };
 
-// The best `k` points seen by score (ties: first seen), best first.
+// The best `k` points seen by score (ties: the earlier in the enumeration), best first, whatever
+// order they arrive in.
 class TopK {
  public:
   TopK(Objective objective, size_t k) : objective_(objective), k_(k) {}
@@ -45,8 +47,8 @@ class TopK {
   std::vector<RankedPoint> best_;
 };
 
-// Points no other point beats on both iteration time and cost per token (ties kept once), ordered
-// by time; points without a price are left out.
+// Points no other point beats on both iteration time and cost per token (of equal points, the
+// earlier in the enumeration), ordered by time; points without a price are left out.
 class ParetoFront {
  public:
   void offer(const RankedPoint& point);

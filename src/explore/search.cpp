@@ -63,21 +63,16 @@ void parallel_for(size_t n, int threads, Work&& work) {
   worker();
 }
 
-}  // namespace
-
-SearchResult run_search(const SearchRequest& r, ResultStore* store) {
-  check_objective(r);
-  SearchResult out;
-  SearchCounts& counts = out.counts;
+// The survivors of pruning, in enumeration order; throws when there are none.
+std::vector<PlanPoint> survivors_of(const SearchRequest& r, SearchCounts& counts) {
   const PruneContext context = prune_context(r);
   std::vector<PlanPoint> survivors;
   for_each_point(r.spec, r.base, r.gbs, r.axes, r.clusters, [&](const PlanPoint& point) {
     ++counts.space;
-    if (const auto rule = prune(point, r.clusters[point.cluster], context)) {
+    if (const auto rule = prune(point, r.clusters[point.cluster], context))
       ++counts.pruned[static_cast<size_t>(*rule)];
-    } else {
+    else
       survivors.push_back(point);
-    }
   });
   if (survivors.empty()) {
     // The rules filter in order: the space became empty at the last one that removed anything.
@@ -88,39 +83,84 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store) {
                      " plans; the last by the " + rule_name(kPruneRules[last]) + " rule (" +
                      counts_text(counts) + "; docs/explore.md, \"Pruning\")");
   }
+  return survivors;
+}
 
+}  // namespace
+
+SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution* distribution) {
+  check_objective(r);
+  SearchResult out;
+  SearchCounts& counts = out.counts;
+  const std::vector<PlanPoint> survivors = survivors_of(r, counts);
+  const int rank = distribution ? distribution->rank() : 0;
+  const int ranks = distribution ? distribution->ranks() : 1;
+
+  // Points an earlier run stored: rank 0 takes their figures, no rank evaluates them.
   std::unordered_map<std::string, std::optional<PointFigures>> stored;
   if (store) stored = store->stored_points();
+  std::vector<char> done(survivors.size(), 0);
+  for (size_t i = 0; i < survivors.size() && !stored.empty(); ++i)
+    done[i] = stored.contains(point_key(survivors[i], r.clusters[survivors[i].cluster]));
+  if (distribution) distribution->share_done(done);
+
   TopK top(r.objective, std::max(r.top, r.rank_by == "event" ? 0 : r.recheck));
   ParetoFront pareto;
   std::mutex sink;
-  const auto take = [&](const PlanPoint& point, const Evaluation& e) {
+  const auto take = [&](size_t index, const Evaluation& e) {
+    const PlanPoint& point = survivors[index];
+    if (!done[index]) {
+      ++counts.evaluated;
+      if (store)
+        store->add(point_key(point, r.clusters[point.cluster]), point, r.clusters[point.cluster],
+                   r.rank_by, e);
+    }
     if (!e.figures) {
       ++counts.failed;
       if (out.first_error.empty()) out.first_error = e.error;
       return;
     }
-    const RankedPoint ranked{point, *e.figures, std::nullopt};
+    const RankedPoint ranked{point, index, *e.figures, std::nullopt};
     top.offer(ranked);
     pareto.offer(ranked);
   };
+  if (rank == 0)
+    for (size_t i = 0; i < survivors.size(); ++i)
+      if (done[i]) {
+        ++counts.reused;
+        const auto& figures = stored.at(point_key(survivors[i], r.clusters[survivors[i].cluster]));
+        take(i, figures ? Evaluation{figures, ""}
+                        : Evaluation{std::nullopt,
+                                     "failed in an earlier run (the database's error column)"});
+      }
+  // This process's share: streamed into the ranking alone, collected to send when distributed.
+  std::vector<size_t> mine;
+  for (size_t i = static_cast<size_t>(rank); i < survivors.size(); i += static_cast<size_t>(ranks))
+    if (!done[i]) mine.push_back(i);
+  std::vector<IndexedEvaluation> evaluated;
   const auto start = std::chrono::steady_clock::now();
-  parallel_for(survivors.size(), r.threads, [&](size_t i) {
+  parallel_for(mine.size(), r.threads, [&](size_t k) {
+    const size_t i = mine[k];
     const PlanPoint& point = survivors[i];
-    const ClusterChoice& choice = r.clusters[point.cluster];
-    const std::string key = point_key(point, choice);
-    if (const auto done = stored.find(key); done != stored.end()) {
-      const std::lock_guard lock(sink);
-      ++counts.reused;
-      take(point, done->second ? Evaluation{done->second, ""} : Evaluation{std::nullopt, "stored"});
-      return;
-    }
-    const Evaluation e = evaluate_point(r.spec, r.gbs, point, choice, r.rank_by);
+    Evaluation e = evaluate_point(r.spec, r.gbs, point, r.clusters[point.cluster], r.rank_by);
     const std::lock_guard lock(sink);
-    ++counts.evaluated;
-    take(point, e);
-    if (store) store->add(key, point, choice, r.rank_by, e);
+    if (distribution)
+      evaluated.push_back({i, std::move(e)});
+    else
+      take(i, e);
   });
+  if (distribution) {
+    std::vector<IndexedEvaluation> all = distribution->gather(evaluated);
+    if (rank != 0) return out;
+    std::sort(all.begin(), all.end(), [](const IndexedEvaluation& a, const IndexedEvaluation& b) {
+      return a.index < b.index;
+    });
+    out.per_rank.assign(static_cast<size_t>(ranks), 0);
+    for (const IndexedEvaluation& e : all) {
+      ++out.per_rank[e.index % static_cast<size_t>(ranks)];
+      take(e.index, e.evaluation);
+    }
+  }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   out.best = top.best();

@@ -46,11 +46,37 @@ struct SearchResult {
   std::vector<RankedPoint> pareto;  // time vs cost, in the ranking mode
   std::string first_error;          // of a failed point, for the report
   double seconds = 0;               // wall time of the ranking pass
+  std::vector<int64_t> per_rank;    // points each rank evaluated (a distributed search)
+};
+
+// One evaluation of a survivor, by its index in the enumeration, as processes exchange them.
+struct IndexedEvaluation {
+  size_t index = 0;
+  Evaluation evaluation;
+};
+
+// How a search is split over processes (the orrery-mpi executable implements it with MPI, so
+// explore/ does not link MPI). Every process enumerates and prunes the same space; process `rank`
+// evaluates the survivors i with i % ranks == rank; rank 0 gathers them, stores and ranks them,
+// re-checks the best and answers.
+class Distribution {
+ public:
+  virtual ~Distribution() = default;
+  virtual int rank() const = 0;
+  virtual int ranks() const = 0;
+  // Rank 0's answer to "may the search go on?" (its database opened), sent to every rank.
+  virtual bool share_go(bool go) = 0;
+  // Rank 0's flags (1: stored by an earlier run, not to evaluate), sent to every rank.
+  virtual void share_done(std::vector<char>& done) = 0;
+  // Every rank's evaluations, on rank 0 (its own included); empty elsewhere.
+  virtual std::vector<IndexedEvaluation> gather(const std::vector<IndexedEvaluation>& mine) = 0;
 };
 
 // Throws InputError before any evaluation for a request that cannot be answered: an objective
 // whose figure some cluster choice lacks, or a space that pruning empties (naming the rule that
-// removed the last plan).
-SearchResult run_search(const SearchRequest& request, ResultStore* store);
+// removed the last plan). With a distribution, only rank 0's answer is filled (and only rank 0
+// may be given a store).
+SearchResult run_search(const SearchRequest& request, ResultStore* store,
+                        Distribution* distribution = nullptr);
 
 }  // namespace orrery::explore

@@ -98,5 +98,45 @@ TEST(ExploreCli, BadRequestsAreOneLineErrors) {
   EXPECT_NE(results.err.find("expected an SQLite database"), std::string::npos) << results.err;
 }
 
+#ifdef ORRERY_MPI_BINARY
+// mpirun -np K orrery-mpi explore gives the single-process answer, each rank evaluating its share
+// (--allow-run-as-root for CI containers, --oversubscribe for more ranks than cores).
+TEST(ExploreCli, MpiRanksGiveTheSingleProcessAnswer) {
+  const std::string args =
+      "explore --model gpt3-1.3b --cluster hgx-h100 --gpus 16 --gbs 64 --vary recompute=none "
+      "--threads 1 --top 5 --recheck 2 --json";
+  const CliRun single = orrery(args);
+  ASSERT_EQ(single.status, 0) << single.err;
+  const auto expected = nlohmann::json::parse(single.out);
+  for (const int ranks : {2, 4}) {
+    TempDir dir;
+    const std::string db = (dir.path() / "mpi.sqlite").string();
+    const std::string command =
+        std::string(ORRERY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np " +
+        std::to_string(ranks) + " " + ORRERY_MPI_BINARY + " " + args + " --db " + db;
+    FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+    std::string out;
+    std::array<char, 4096> buffer{};
+    size_t n = 0;
+    while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+      out.append(buffer.data(), n);
+    ASSERT_EQ(::pclose(pipe), 0) << command;
+    const auto j = nlohmann::json::parse(out);
+    for (const char* key : {"space", "pruned", "evaluated", "failed", "best", "pareto_time_cost"})
+      EXPECT_EQ(j[key], expected[key]) << key << " with " << ranks << " ranks";
+    ASSERT_EQ(j["evaluated_per_rank"].size(), static_cast<size_t>(ranks));
+    int64_t sum = 0;
+    for (const auto& count : j["evaluated_per_rank"])
+      sum += count.get<int64_t>();
+    EXPECT_EQ(sum, expected["evaluated"].get<int64_t>());
+    const CliRun rows =
+        orrery("results " + db + " --top 0 --csv " + (dir.path() / "p.csv").string());
+    ASSERT_EQ(rows.status, 0) << rows.err;
+    EXPECT_EQ(csv_cells(read_file(dir.path() / "p.csv")).size(),
+              1 + expected["evaluated"].get<size_t>());
+  }
+}
+#endif
+
 }  // namespace
 }  // namespace orrery::e2e
