@@ -6,7 +6,9 @@
 
 #include <functional>
 
-#include "explore/search.h"
+namespace orrery::explore {
+class Distribution;
+}
 
 namespace orrery {
 
