@@ -72,8 +72,10 @@ ResultStore::ResultStore(const std::string& path, const RunInfo& run) : path_(pa
     sqlite3_bind_text(s, 2, run.command.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 3, run.version.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 4, run.clusters.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_step(s);
+    const int recorded = sqlite3_step(s);
     sqlite3_finalize(s);
+    if (recorded != SQLITE_DONE)
+      throw InputError("--db " + path + ": cannot record the run (" + sqlite3_errmsg(db_) + ")");
     run_id_ = sqlite3_last_insert_rowid(db_);
     sqlite3_prepare_v2(db_, kInsert, -1, &insert_, nullptr);
     sqlite3_prepare_v2(db_, kEvent, -1, &event_, nullptr);
@@ -184,9 +186,7 @@ void ResultStore::add(const std::string& key, const PlanPoint& point, const Clus
   figure(24, f.memory_gib);
   bind_optional(s, 25, f.usd_per_mtoken);
   bind_optional(s, 26, f.joules_per_token);
-  sqlite3_step(s);
-  sqlite3_reset(s);
-  commit_every(1000);
+  step(s);
 }
 
 void ResultStore::add_event(const std::string& key, const PointFigures& f) {
@@ -197,16 +197,24 @@ void ResultStore::add_event(const std::string& key, const PointFigures& f) {
   sqlite3_bind_double(s, 4, f.mfu);
   bind_optional(s, 5, f.usd_per_mtoken);
   bind_optional(s, 6, f.joules_per_token);
-  sqlite3_step(s);
-  sqlite3_reset(s);
+  step(s);
+}
+
+void ResultStore::step(sqlite3_stmt* statement) {
+  if (failure_.empty() && sqlite3_step(statement) != SQLITE_DONE) failure_ = sqlite3_errmsg(db_);
+  sqlite3_reset(statement);
   commit_every(1000);
 }
 
 void ResultStore::commit_every(int64_t rows) {
-  if (++pending_ < rows) return;
-  exec("COMMIT");
-  exec("BEGIN");
+  if (++pending_ < rows || !failure_.empty()) return;
+  if (sqlite3_exec(db_, "COMMIT; BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK)
+    failure_ = sqlite3_errmsg(db_);
   pending_ = 0;
+}
+
+void ResultStore::throw_if_failed() const {
+  if (!failure_.empty()) throw InputError("--db " + path_ + ": writing failed (" + failure_ + ")");
 }
 
 }  // namespace orrery::explore

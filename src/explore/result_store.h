@@ -43,13 +43,18 @@ class ResultStore {
   // The points stored by earlier runs: their figures, or nullopt for a point that failed.
   std::unordered_map<std::string, std::optional<PointFigures>> stored_points();
 
+  // These two do not throw (worker threads call them): a failed write is kept for
+  // throw_if_failed, and the rows after it are not written.
   void add(const std::string& key, const PlanPoint& point, const ClusterChoice& choice,
            const std::string& mode, const Evaluation& evaluation);
   void add_event(const std::string& key, const PointFigures& event);
+  // Throws InputError naming the first write that failed, if any.
+  void throw_if_failed() const;
 
  private:
   void exec(const std::string& sql);
   void check_identity(const RunInfo& run);
+  void step(sqlite3_stmt* statement);  // runs and resets it; records a failure
   void commit_every(int64_t rows);
 
   sqlite3* db_ = nullptr;
@@ -58,6 +63,7 @@ class ResultStore {
   int64_t run_id_ = 0;
   int64_t pending_ = 0;
   std::string path_;
+  std::string failure_;  // the first failed write
 };
 
 }  // namespace orrery::explore

@@ -162,6 +162,7 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution
     }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (store) store->throw_if_failed();
 
   out.best = top.best();
   out.pareto = pareto.front();
@@ -187,6 +188,7 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution
                      });
   }
   if (out.best.size() > r.top) out.best.resize(r.top);
+  if (store) store->throw_if_failed();
   return out;
 }
 
