@@ -95,6 +95,28 @@ void price_generated(Workload& w, const Device& device) {
   }
 }
 
+// A model scenario's resolved plan and generated iteration, compute not yet priced.
+PricedModel generated_model(const ModelScenario& m) {
+  PricedModel out;
+  out.plan = resolve_plan(m);
+  try {
+    out.training = generate_training_workload(m.spec, out.plan);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
+  return out;
+}
+
+// Prices the generated iteration on `device`; throws InputError when it lacks the plan's dtype.
+void price_on(PricedModel& model, const Device& device) {
+  const DType dtype = model.plan.dtype;
+  if (dtype != DType::BF16 && !device.matrix.contains(dtype))
+    throw InputError("--dtype " + std::string(to_string(dtype)) + ": device '" + device.name +
+                     "' has no " + std::string(to_string(dtype)) + " matrix rate");
+  model.device = device;
+  price_generated(model.training.workload, model.device);
+}
+
 struct Job {
   Workload workload;
   std::optional<Device> device;  // that priced its compute, if any
@@ -106,7 +128,8 @@ struct Job {
 Job model_job(const Scenario& s) {
   const ModelScenario& m = *s.model;
   Job job;
-  PricedModel priced = priced_model(m, s.cluster, s.device);
+  PricedModel priced =
+      s.loaded_device ? priced_model(m, *s.loaded_device) : priced_model(m, s.cluster, s.device);
   TrainingWorkload& generated = priced.training;
   const Device& device = priced.device;
   job.memory = estimate_memory(m.spec, priced.plan, static_cast<double>(device.memory_capacity));
@@ -135,23 +158,17 @@ Job model_job(const Scenario& s) {
 
 PricedModel priced_model(const ModelScenario& m, const Cluster& cluster,
                          const std::string& device_override) {
-  PricedModel out;
-  out.plan = resolve_plan(m);
-  const ParallelPlan& plan = out.plan;
-  try {
-    out.training = generate_training_workload(m.spec, plan);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(e.what());
-  }
+  PricedModel out = generated_model(m);
   if (device_override.empty() && device_preset_text(cluster.gpu).empty())
     throw InputError("--cluster " + cluster.name + ": its gpu '" + cluster.gpu +
                      "' is no known device, so compute cannot be priced; give --device");
-  out.device = load_device(device_override.empty() ? cluster.gpu : device_override);
-  if (plan.dtype != DType::BF16 && !out.device.matrix.contains(plan.dtype))
-    throw InputError("--dtype " + std::string(to_string(plan.dtype)) + ": device '" +
-                     out.device.name + "' has no " + std::string(to_string(plan.dtype)) +
-                     " matrix rate");
-  price_generated(out.training.workload, out.device);
+  price_on(out, load_device(device_override.empty() ? cluster.gpu : device_override));
+  return out;
+}
+
+PricedModel priced_model(const ModelScenario& m, const Device& device) {
+  PricedModel out = generated_model(m);
+  price_on(out, device);
   return out;
 }
 

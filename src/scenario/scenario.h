@@ -47,7 +47,10 @@ struct Scenario {
   std::optional<ModelScenario> model;
 
   Cluster cluster;
-  std::string device;           // overrides the cluster's gpu for compute pricing (preset or file)
+  std::string device;  // overrides the cluster's gpu for compute pricing (preset or file)
+  // That device (or the cluster's gpu) already loaded, for model scenarios: spares the lookup
+  // when many predictions share it (design-space search).
+  std::optional<Device> loaded_device;
   std::optional<int64_t> dp;    // world = dp x tp x pp for file workloads
   std::optional<int64_t> gpus;  // world size override for file workloads
 
@@ -76,6 +79,8 @@ struct PricedModel {
 };
 PricedModel priced_model(const ModelScenario& model, const Cluster& cluster,
                          const std::string& device_override);
+// The same on a device already loaded.
+PricedModel priced_model(const ModelScenario& model, const Device& device);
 
 // The world size of a model scenario's plan, with dp = gpus / (tp pp cp) and the micro-batches
 // per iteration gbs / (mbs dp); throws InputError naming the flag that does not divide.
