@@ -71,30 +71,6 @@ simai::Options simai_options(const Cluster& cluster) {
   return o;
 }
 
-// A generated program's passes are identical: price the first and the iteration-level rows, and
-// copy the first pass's times to the others.
-void price_generated(Workload& w, const Device& device) {
-  Program& program = w.program;
-  Workload priced;
-  priced.program.layers.assign(
-      program.layers.begin(),
-      program.layers.begin() + static_cast<std::ptrdiff_t>(program.micro_batches[0].end));
-  priced.program.layers.insert(
-      priced.program.layers.end(),
-      program.layers.begin() + static_cast<std::ptrdiff_t>(program.after.begin),
-      program.layers.begin() + static_cast<std::ptrdiff_t>(program.after.end));
-  price_compute(priced, device);
-  const size_t pass = program.micro_batches[0].size();
-  for (size_t i = 0; i < program.layers.size(); ++i) {
-    const size_t from = i >= program.after.begin ? pass + (i - program.after.begin) : i % pass;
-    Layer& to = program.layers[i];
-    const Layer& src = priced.program.layers[from];
-    to.forward.compute = src.forward.compute;
-    to.input_grad.compute = src.input_grad.compute;
-    to.weight_grad.compute = src.weight_grad.compute;
-  }
-}
-
 // A model scenario's resolved plan and generated iteration, compute not yet priced.
 PricedModel generated_model(const ModelScenario& m) {
   PricedModel out;
@@ -114,7 +90,7 @@ void price_on(PricedModel& model, const Device& device) {
     throw InputError("--dtype " + std::string(to_string(dtype)) + ": device '" + device.name +
                      "' has no " + std::string(to_string(dtype)) + " matrix rate");
   model.device = device;
-  price_generated(model.training.workload, model.device);
+  price_compute(model.training.workload, model.device);
 }
 
 struct Job {
