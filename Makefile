@@ -81,7 +81,9 @@ bench: deps build
 	  '$(BUILD_DIR)/orrery simulate $(DEMO_WORKLOAD) --mode analytical --compat simai' || true
 
 # Regenerates tests/reference/*.json (the pinned outputs ReferenceOutputs compares) from
-# tests/reference/manifest.txt: on purpose only, and the diff is read like code.
+# tests/reference/manifest.txt, and the command output quoted in README.md and docs/ (blocks
+# marked <!-- orrery-output -->, compared by QuotedOutputs): on purpose only, and the diff is read
+# like code.
 update-references: build
 	scripts/update-references.sh $(BUILD_DIR)/orrery
 

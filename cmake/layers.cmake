@@ -1,4 +1,4 @@
-# The layer table of DESIGN.md as data: ORRERY_LAYER_<folder> lists the src/ folders a folder's
+# The layer table of docs/architecture.md as data: ORRERY_LAYER_<folder> lists the src/ folders a folder's
 # files may include besides their own. cmake/check_layers.cmake enforces it over every #include
 # (CTest `architecture.layers`), and checks that docs/architecture.md shows this same table.
 set(ORRERY_LAYERS core workload formats hardware network cluster engine training models scenario
