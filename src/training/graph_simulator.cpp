@@ -1,0 +1,394 @@
+#include "training/graph_simulator.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <tuple>
+
+#include "engine/task_graph.h"
+#include "network/collective_model.h"
+#include "network/link_graph.h"
+#include "network/rank_placement.h"
+#include "training/rank_classes.h"
+
+namespace orrery {
+namespace {
+
+using engine::StreamId;
+using engine::TaskGraph;
+using engine::TaskId;
+
+constexpr TaskId kNone = std::numeric_limits<TaskId>::max();
+
+std::string node_text(uint64_t node) {
+  return "node " + std::to_string(node);
+}
+
+// Collective and point-to-point times on the cluster, GPU id = rank.
+class GraphPricer {
+ public:
+  GraphPricer(const GraphProgram& program, const Cluster& cluster, Algorithm algorithm)
+      : program_(program), topology_(cluster.network), algorithm_(algorithm) {
+    const auto ranks = static_cast<int64_t>(program.ranks.size());
+    const auto capacity = topology_.capacity();
+    if (capacity && *capacity < ranks)
+      throw InputError("the traces hold " + std::to_string(ranks) + " ranks; cluster '" +
+                       cluster.name + "' holds only " + std::to_string(*capacity) + " GPUs");
+    links_.emplace(topology_, ranks);
+    all_.resize(static_cast<size_t>(ranks));
+    std::iota(all_.begin(), all_.end(), 0);
+  }
+
+  const std::vector<int64_t>& members(int32_t group) const {
+    return group < 0 ? all_ : program_.groups[static_cast<size_t>(group)];
+  }
+
+  Time collective(int32_t group, CollectiveKind kind, Bytes bytes) {
+    const std::vector<int64_t>& m = members(group);
+    if (m.size() <= 1) return Time::zero();
+    const auto key = std::make_tuple(group, kind, bytes);
+    if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+    auto& model = models_[group];
+    if (!model)
+      model = std::make_unique<CollectiveModel>(*links_, std::vector<std::vector<int64_t>>{m});
+    const Time t = model->cost(kind, bytes, algorithm_).time;
+    cache_.emplace(key, t);
+    return t;
+  }
+
+  Time transfer(int64_t from, int64_t to, Bytes bytes) const {
+    const std::vector<int64_t> pair = {std::min(from, to), std::max(from, to)};
+    return point_to_point_time(topology_, bytes, shape_of(topology_, pair));
+  }
+
+ private:
+  const GraphProgram& program_;
+  const Topology& topology_;
+  Algorithm algorithm_;
+  std::optional<LinkGraph> links_;
+  std::vector<int64_t> all_;
+  std::map<int32_t, std::unique_ptr<CollectiveModel>> models_;
+  std::map<std::tuple<int32_t, CollectiveKind, Bytes>, Time> cache_;
+};
+
+// Where an engine task came from.
+struct Origin {
+  int64_t rank = 0;
+  uint32_t task = 0;
+};
+
+// The simulated ranks' tasks as one engine graph.
+class GraphBuilder {
+ public:
+  GraphBuilder(const GraphProgram& program, const RankClasses& classes, GraphPricer& pricer)
+      : program_(program), classes_(classes), pricer_(pricer) {
+    const auto ranks = classes.representatives.size();
+    id_.resize(ranks);
+    compute_.resize(ranks);
+    size_t tasks = 0, deps = 0;
+    for (const int64_t r : classes.representatives) {
+      tasks += program.ranks[static_cast<size_t>(r)].tasks.size();
+      deps += program.ranks[static_cast<size_t>(r)].deps.size();
+    }
+    graph.reserve(tasks, deps + tasks);
+    origin.reserve(tasks);
+  }
+
+  void build() {
+    for (size_t k = 0; k < classes_.representatives.size(); ++k)
+      add_rank_tasks(k);
+    if (!classes_.collapsed) add_shared_collectives();
+    for (size_t k = 0; k < classes_.representatives.size(); ++k)
+      add_dependencies(k);
+  }
+
+  TaskGraph graph;
+  std::vector<Origin> origin;                 // by engine task
+  std::vector<std::vector<TaskId>> id_;       // [simulated rank][task]
+  std::vector<std::vector<TaskId>> compute_;  // [simulated rank]: its compute stream's tasks
+
+ private:
+  const RankGraph& rank_graph(size_t k) const {
+    return program_.ranks[static_cast<size_t>(classes_.representatives[k])];
+  }
+
+  TaskId add(StreamId stream, Time duration, int64_t rank, uint32_t task) {
+    const TaskId id = graph.add_task(stream, duration);
+    origin.push_back({rank, task});
+    return id;
+  }
+
+  StreamId stream(std::map<std::tuple<int64_t, int, int64_t, int64_t>, StreamId>& streams,
+                  int64_t rank, int kind, int64_t a, int64_t b) {
+    const auto [it, added] = streams.try_emplace({rank, kind, a, b}, 0);
+    if (added) it->second = graph.add_stream();
+    return it->second;
+  }
+
+  // Every task but (when ranks are explicit) collectives, which add_shared_collectives() adds.
+  void add_rank_tasks(size_t k) {
+    const int64_t r = classes_.representatives[k];
+    const RankGraph& g = rank_graph(k);
+    const StreamId compute = graph.add_stream();
+    const StreamId memory = graph.add_stream();
+    id_[k].assign(g.tasks.size(), kNone);
+    for (uint32_t i = 0; i < g.tasks.size(); ++i) {
+      const GraphTask& t = g.tasks[i];
+      switch (t.kind) {
+        case GraphTaskKind::Compute:
+          id_[k][i] = add(compute, t.duration.value_or(Time::zero()), r, i);
+          compute_[k].push_back(id_[k][i]);
+          break;
+        case GraphTaskKind::Memory:
+          id_[k][i] = add(memory, t.duration.value_or(Time::zero()), r, i);
+          break;
+        case GraphTaskKind::Collective:
+          if (classes_.collapsed)
+            id_[k][i] = add(stream(streams_, r, 0, t.group, 0), collective_time(t), r, i);
+          break;
+        case GraphTaskKind::Send:
+          id_[k][i] = add(stream(streams_, r, 1, t.peer, t.tag),
+                          t.duration.value_or(pricer_.transfer(r, t.peer, t.bytes)), r, i);
+          break;
+        case GraphTaskKind::Recv:
+          id_[k][i] = add(stream(streams_, r, 2, t.peer, t.tag), Time::zero(), r, i);
+          break;
+      }
+    }
+  }
+
+  Time collective_time(const GraphTask& t) {
+    return t.duration.value_or(pricer_.collective(t.group, t.collective, t.bytes));
+  }
+
+  // Explicit ranks: the i-th collective of every member on a group is one task on its stream.
+  void add_shared_collectives() {
+    const size_t n = program_.ranks.size();
+    std::map<int32_t, std::vector<std::vector<uint32_t>>> issued;  // group -> per rank: tasks
+    for (size_t r = 0; r < n; ++r)
+      for (uint32_t i = 0; i < program_.ranks[r].tasks.size(); ++i) {
+        const GraphTask& t = program_.ranks[r].tasks[i];
+        if (t.kind != GraphTaskKind::Collective) continue;
+        auto& per_rank = issued[t.group];
+        per_rank.resize(n);
+        per_rank[r].push_back(i);
+      }
+    for (const auto& [group, per_rank] : issued) {
+      const std::vector<int64_t>& members = pricer_.members(group);
+      const StreamId s = graph.add_stream();
+      const auto first = static_cast<size_t>(members.front());
+      for (const int64_t m : members)
+        check_same_count(group, first, static_cast<size_t>(m), per_rank);
+      for (size_t j = 0; j < per_rank[first].size(); ++j) {
+        const GraphTask& lead = program_.ranks[first].tasks[per_rank[first][j]];
+        Time duration = collective_time(lead);
+        for (const int64_t m : members) {
+          const GraphTask& t =
+              program_.ranks[static_cast<size_t>(m)].tasks[per_rank[static_cast<size_t>(m)][j]];
+          check_same_collective(lead, first, t, static_cast<size_t>(m), group);
+          if (t.duration) duration = std::max(duration, *t.duration);
+        }
+        const TaskId id = add(s, duration, static_cast<int64_t>(first), per_rank[first][j]);
+        for (const int64_t m : members)
+          id_[static_cast<size_t>(m)][per_rank[static_cast<size_t>(m)][j]] = id;
+      }
+    }
+  }
+
+  std::string group_text(int32_t group) const {
+    return group < 0 ? "the group of all ranks"
+                     : "process group '" + program_.group_names[static_cast<size_t>(group)] + "'";
+  }
+
+  void check_same_count(int32_t group, size_t first, size_t m,
+                        const std::vector<std::vector<uint32_t>>& per_rank) const {
+    const size_t a = per_rank[first].size(), b = per_rank[m].size();
+    if (a == b) return;
+    const size_t more = a > b ? first : m, fewer = a > b ? m : first;
+    const auto& extra = program_.ranks[more].tasks[per_rank[more][std::min(a, b)]];
+    throw InputError({program_.ranks[more].source, 0},
+                     node_text(extra.node) + ": expected rank " + std::to_string(fewer) +
+                         " to issue this collective on " + group_text(group) + " too; it issues " +
+                         std::to_string(std::min(a, b)) + " there, so this one would wait forever");
+  }
+
+  void check_same_collective(const GraphTask& lead, size_t first, const GraphTask& t, size_t m,
+                             int32_t group) const {
+    if (t.collective == lead.collective && t.bytes == lead.bytes) return;
+    throw InputError(
+        {program_.ranks[m].source, 0},
+        node_text(t.node) + ": expected the " + std::string(to_string(lead.collective)) + " of " +
+            std::to_string(lead.bytes) + " B that rank " + std::to_string(first) +
+            " issues at this point on " + group_text(group) + " (" + node_text(lead.node) +
+            "), found a " + std::string(to_string(t.collective)) + " of " +
+            std::to_string(t.bytes) + " B");
+  }
+
+  // The send a receive of simulated rank k waits for: (simulated rank, task).
+  std::pair<size_t, uint32_t> matching_send(size_t k, const GraphTask& recv, size_t nth) {
+    const int64_t r = classes_.representatives[k];
+    const auto n = static_cast<int64_t>(program_.ranks.size());
+    // Collapsed: the rank's own send to the mirrored offset stands for the peer's send to it.
+    const int64_t sender = classes_.collapsed ? r : recv.peer;
+    const int64_t to = classes_.collapsed ? ((2 * r - recv.peer) % n + n) % n : r;
+    const size_t sk = classes_.collapsed ? k : static_cast<size_t>(recv.peer);
+    auto& list = sends_[{sender, to, recv.tag}];
+    if (list.empty()) {
+      const RankGraph& g = program_.ranks[static_cast<size_t>(sender)];
+      for (uint32_t i = 0; i < g.tasks.size(); ++i)
+        if (g.tasks[i].kind == GraphTaskKind::Send && g.tasks[i].peer == to &&
+            g.tasks[i].tag == recv.tag)
+          list.push_back(i);
+      list.push_back(std::numeric_limits<uint32_t>::max());  // end marker: listed
+    }
+    if (nth + 1 >= list.size())
+      throw InputError({rank_graph(k).source, 0},
+                       node_text(recv.node) + ": expected rank " + std::to_string(recv.peer) +
+                           " to send message " + std::to_string(nth + 1) + " with tag " +
+                           std::to_string(recv.tag) + " to rank " + std::to_string(r) +
+                           "; it sends " + std::to_string(list.size() - 1) +
+                           ", so this receive would wait forever");
+    return {sk, list[nth]};
+  }
+
+  void add_dependencies(size_t k) {
+    const RankGraph& g = rank_graph(k);
+    std::map<std::pair<int64_t, int64_t>, size_t> received;  // (peer, tag) -> count
+    for (uint32_t i = 0; i < g.tasks.size(); ++i) {
+      const TaskId self = id_[k][i];
+      for (uint32_t d = g.tasks[i].deps_begin; d < g.tasks[i].deps_end; ++d)
+        if (id_[k][g.deps[d]] != self) graph.add_dependency(id_[k][g.deps[d]], self);
+      if (g.tasks[i].kind != GraphTaskKind::Recv) continue;
+      const size_t nth = received[{g.tasks[i].peer, g.tasks[i].tag}]++;
+      const auto [sk, send] = matching_send(k, g.tasks[i], nth);
+      graph.add_dependency(id_[sk][send], self);
+    }
+  }
+
+  const GraphProgram& program_;
+  const RankClasses& classes_;
+  GraphPricer& pricer_;
+  std::map<std::tuple<int64_t, int, int64_t, int64_t>, StreamId> streams_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<uint32_t>> sends_;
+};
+
+// The first task (in id order) that can never start: its dependencies and stream order form a
+// cycle with it or lead to one. kNone when every task can run.
+TaskId first_stuck(const TaskGraph& graph) {
+  const size_t n = graph.task_count();
+  std::vector<uint32_t> waiting(n, 0);
+  std::vector<std::vector<TaskId>> next(n);
+  for (const auto& [before, after] : graph.dependencies()) {
+    next[before].push_back(after);
+    ++waiting[after];
+  }
+  std::vector<TaskId> last(graph.stream_count(), kNone);
+  for (TaskId t = 0; t < n; ++t) {
+    const StreamId s = graph.stream_of(t);
+    if (last[s] != kNone) {
+      next[last[s]].push_back(t);
+      ++waiting[t];
+    }
+    last[s] = t;
+  }
+  std::vector<TaskId> ready;
+  for (TaskId t = 0; t < n; ++t)
+    if (waiting[t] == 0) ready.push_back(t);
+  size_t done = 0;
+  while (!ready.empty()) {
+    const TaskId t = ready.back();
+    ready.pop_back();
+    ++done;
+    for (const TaskId s : next[t])
+      if (--waiting[s] == 0) ready.push_back(s);
+  }
+  if (done == n) return kNone;
+  for (TaskId t = 0; t < n; ++t)
+    if (waiting[t] > 0) return t;
+  return kNone;
+}
+
+// One simulated rank's breakdown: its compute stream's busy time and gaps, and its finish.
+StageTiming account(size_t k, int64_t rank, const GraphBuilder& b, const GraphProgram& program,
+                    const engine::Timeline& timeline, const std::vector<TaskId>& binding) {
+  StageTiming s;
+  s.stage = rank;
+  for (const TaskId t : b.id_[k])
+    if (t != kNone) s.finish = std::max(s.finish, timeline.finish[t]);
+  const auto charge = [&](TaskId cause, Time gap) {
+    if (gap <= Time::zero()) return;
+    const GraphTaskKind kind = cause == kNone
+                                   ? GraphTaskKind::Compute
+                                   : program.ranks[static_cast<size_t>(b.origin[cause].rank)]
+                                         .tasks[b.origin[cause].task]
+                                         .kind;
+    if (kind == GraphTaskKind::Collective)
+      s.breakdown.exposed_comm[CommGroup::Data] += gap;
+    else if (kind == GraphTaskKind::Send || kind == GraphTaskKind::Recv)
+      s.breakdown.p2p += gap;
+    else
+      s.breakdown.bubble += gap;
+  };
+  Time previous;
+  for (const TaskId t : b.compute_[k]) {
+    charge(binding[t], timeline.start[t] - previous);
+    s.breakdown.compute += timeline.finish[t] - timeline.start[t];
+    previous = timeline.finish[t];
+  }
+  // After the last compute: charged to the task that ends the rank's work.
+  TaskId last = kNone;
+  for (const TaskId t : b.id_[k])
+    if (t != kNone && (last == kNone || timeline.finish[t] > timeline.finish[last])) last = t;
+  charge(last, s.finish - previous);
+  return s;
+}
+
+}  // namespace
+
+Result simulate_task_graphs(const Workload& workload, const Cluster& cluster,
+                            const SimulationOptions& options, Diagnostics& diagnostics) {
+  const GraphProgram& program = *workload.graph;
+  GraphPricer pricer(program, cluster, options.algorithm);
+  const RankClasses classes = rank_classes(program, cluster.network);
+  if (classes.collapsed)
+    diagnostics.warn({workload.source, 0},
+                     std::to_string(program.ranks.size()) + " ranks run alike in " +
+                         std::to_string(classes.representatives.size()) +
+                         " class(es) after renaming ranks; simulating " +
+                         std::to_string(classes.representatives.size()) + " rank(s)");
+  GraphBuilder b(program, classes, pricer);
+  b.build();
+  if (const TaskId stuck = first_stuck(b.graph); stuck != kNone) {
+    const Origin o = b.origin[stuck];
+    const RankGraph& g = program.ranks[static_cast<size_t>(o.rank)];
+    throw InputError({g.source, 0}, node_text(g.tasks[o.task].node) +
+                                        ": expected every task to be able to start; this one "
+                                        "waits forever (a cycle of waits across ranks)");
+  }
+  const engine::Timeline timeline = engine::simulate(b.graph);
+  std::vector<TaskId> binding(b.graph.task_count(), kNone);
+  for (const auto& [before, after] : b.graph.dependencies())
+    if (binding[after] == kNone || timeline.finish[before] > timeline.finish[binding[after]])
+      binding[after] = before;
+
+  Result result;
+  result.mode = "event";
+  result.workload = workload.name;
+  result.cluster = cluster.name;
+  result.parallelism = workload.parallelism;
+  for (size_t k = 0; k < classes.representatives.size(); ++k)
+    result.stages.push_back(account(k, classes.representatives[k], b, program, timeline, binding));
+  for (size_t k = 0; k < result.stages.size(); ++k)
+    if (result.stages[k].finish > result.stages[result.critical_stage].finish)
+      result.critical_stage = static_cast<int64_t>(k);
+  const StageTiming& critical = result.stages[static_cast<size_t>(result.critical_stage)];
+  result.critical_stage = critical.stage;
+  result.iteration_time = timeline.makespan;
+  result.breakdown = critical.breakdown;
+  result.simulated_tasks = static_cast<int64_t>(b.graph.task_count());
+  return result;
+}
+
+}  // namespace orrery
