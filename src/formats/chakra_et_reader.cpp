@@ -220,66 +220,83 @@ GraphTask translate(const pb::Node& node, const std::string& source, GraphProgra
   return t;
 }
 
-// Reads the next length-delimited message; false at the end of the stream. `after` names what
-// came before, for messages.
+// What came before the next message, for errors: the metadata, or the last node's id.
+std::string after(const std::optional<uint64_t>& last) {
+  return last ? "after " + node_name(*last) : "after the global metadata";
+}
+
+// Reads the next length-delimited message; false at the end of the stream. `where()` names what
+// came before, for errors (formatted only then).
+template <class Where>
 bool next_message(google::protobuf::io::ZeroCopyInputStream& raw, google::protobuf::Message& msg,
-                  const std::string& source, const std::string& after) {
+                  const std::string& source, Where&& where) {
   google::protobuf::io::CodedInputStream in(&raw);
   const void* data = nullptr;
   int size = 0;
   if (!in.GetDirectBufferPointer(&data, &size)) return false;
   uint32_t length = 0;
   if (!in.ReadVarint32(&length))
-    fail(source, after + ": expected the length of the next message, found a truncated varint");
+    fail(source, where() + ": expected the length of the next message, found a truncated varint");
   if (length > kMaxMessageBytes)
-    fail(source, after + ": expected a message of at most 64 MiB, found a length of " +
+    fail(source, where() + ": expected a message of at most 64 MiB, found a length of " +
                      std::to_string(length) + " bytes");
   const auto limit = in.PushLimit(static_cast<int>(length));
   const bool parsed = msg.ParseFromCodedStream(&in);
   if (in.BytesUntilLimit() > 0 && !parsed)
-    fail(source, after + ": truncated message: expected " + std::to_string(length) +
+    fail(source, where() + ": truncated message: expected " + std::to_string(length) +
                      " bytes, the file ends first");
   if (!parsed || !in.ConsumedEntireMessage())
-    fail(source, after + ": expected a " + msg.GetTypeName() + " message of " +
+    fail(source, where() + ": expected a " + msg.GetTypeName() + " message of " +
                      std::to_string(length) + " bytes, found malformed protobuf");
   in.PopLimit(limit);
   return true;
 }
 
-struct ReadNode {
-  GraphTask task;
-  std::vector<uint64_t> deps;  // ids
+// The nodes as read: tasks in file order, their dependencies as ids ([deps_begin, deps_end) of
+// each task indexes `dep_ids`).
+struct ReadNodes {
+  std::vector<GraphTask> tasks;
+  std::vector<uint64_t> dep_ids;
 };
 
 // Resolves dependency ids and puts the nodes in a topological order (file order where free).
-RankGraph order_nodes(std::vector<ReadNode>& nodes, const std::string& source) {
+RankGraph order_nodes(const ReadNodes& read, const std::string& source) {
+  const std::vector<GraphTask>& nodes = read.tasks;
   std::unordered_map<uint64_t, uint32_t> index;
   index.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i)
-    if (!index.emplace(nodes[i].task.node, static_cast<uint32_t>(i)).second)
-      fail(source, node_name(nodes[i].task.node) +
+    if (!index.emplace(nodes[i].node, static_cast<uint32_t>(i)).second)
+      fail(source, node_name(nodes[i].node) +
                        ": expected unique node ids, found a second "
                        "node with this id");
+  // Dependencies as positions in file order, and successor lists in compressed form.
+  std::vector<uint32_t> dep_index(read.dep_ids.size());
   std::vector<uint32_t> waiting(nodes.size(), 0);
-  std::vector<std::vector<uint32_t>> successors(nodes.size());
+  std::vector<uint32_t> successor_begin(nodes.size() + 1, 0);
   for (size_t i = 0; i < nodes.size(); ++i)
-    for (const uint64_t d : nodes[i].deps) {
-      const auto it = index.find(d);
+    for (uint32_t k = nodes[i].deps_begin; k < nodes[i].deps_end; ++k) {
+      const auto it = index.find(read.dep_ids[k]);
       if (it == index.end())
-        fail(source, node_name(nodes[i].task.node) + ": expected dependency " + std::to_string(d) +
+        fail(source, node_name(nodes[i].node) + ": expected dependency " +
+                         std::to_string(read.dep_ids[k]) +
                          " to be a node of this file; there is none");
       if (it->second == i)
-        fail(source, node_name(nodes[i].task.node) + ": expected no dependency on itself");
-      successors[it->second].push_back(static_cast<uint32_t>(i));
+        fail(source, node_name(nodes[i].node) + ": expected no dependency on itself");
+      dep_index[k] = it->second;
+      ++successor_begin[it->second + 1];
       ++waiting[i];
     }
+  for (size_t i = 0; i < nodes.size(); ++i)
+    successor_begin[i + 1] += successor_begin[i];
+  std::vector<uint32_t> successors(successor_begin.back());
+  std::vector<uint32_t> fill(successor_begin.begin(), successor_begin.end() - 1);
+  for (uint32_t i = 0; i < nodes.size(); ++i)
+    for (uint32_t k = nodes[i].deps_begin; k < nodes[i].deps_end; ++k)
+      successors[fill[dep_index[k]]++] = i;
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
   for (uint32_t i = 0; i < nodes.size(); ++i)
     if (waiting[i] == 0) ready.push(i);
   std::vector<uint32_t> position(nodes.size(), 0);
-  RankGraph g;
-  g.source = source;
-  g.tasks.reserve(nodes.size());
   std::vector<uint32_t> order;
   order.reserve(nodes.size());
   while (!ready.empty()) {
@@ -287,21 +304,25 @@ RankGraph order_nodes(std::vector<ReadNode>& nodes, const std::string& source) {
     ready.pop();
     position[i] = static_cast<uint32_t>(order.size());
     order.push_back(i);
-    for (const uint32_t s : successors[i])
-      if (--waiting[s] == 0) ready.push(s);
+    for (uint32_t k = successor_begin[i]; k < successor_begin[i + 1]; ++k)
+      if (--waiting[successors[k]] == 0) ready.push(successors[k]);
   }
   if (order.size() != nodes.size()) {
     uint32_t stuck = 0;
     while (waiting[stuck] == 0)
       ++stuck;
-    fail(source, node_name(nodes[stuck].task.node) +
+    fail(source, node_name(nodes[stuck].node) +
                      ": expected acyclic dependencies; this node is on or behind a cycle");
   }
+  RankGraph g;
+  g.source = source;
+  g.tasks.reserve(nodes.size());
+  g.deps.reserve(read.dep_ids.size());
   for (const uint32_t i : order) {
-    GraphTask t = nodes[i].task;
+    GraphTask t = nodes[i];
     t.deps_begin = static_cast<uint32_t>(g.deps.size());
-    for (const uint64_t d : nodes[i].deps)
-      g.deps.push_back(position[index.at(d)]);
+    for (uint32_t k = nodes[i].deps_begin; k < nodes[i].deps_end; ++k)
+      g.deps.push_back(position[dep_index[k]]);
     std::sort(g.deps.begin() + t.deps_begin, g.deps.end());
     g.deps.erase(std::unique(g.deps.begin() + t.deps_begin, g.deps.end()), g.deps.end());
     t.deps_end = static_cast<uint32_t>(g.deps.size());
@@ -419,22 +440,23 @@ RankGraph read_chakra_rank(std::istream& in, const std::string& source, GraphPro
                            Diagnostics& diagnostics) {
   google::protobuf::io::IstreamInputStream raw(&in);
   pb::GlobalMetadata metadata;
-  if (!next_message(raw, metadata, source, "the start of the file"))
+  if (!next_message(raw, metadata, source, [] { return std::string("the start of the file"); }))
     fail(source, "expected the global metadata message first; the file is empty");
   if (metadata.version() != kChakraVersion)
     fail(source, "expected schema version " + std::string(kChakraVersion) + ", found '" +
                      metadata.version() + "'");
-  std::vector<ReadNode> nodes;
+  ReadNodes nodes;
   pb::Node node;
-  std::string after = "after the global metadata";
+  std::optional<uint64_t> last;
   size_t untimed = 0;
-  while (next_message(raw, node, source, after)) {
-    if (nodes.size() >= kMaxNodes) fail(source, "expected at most 2^28 nodes per rank");
-    ReadNode& r = nodes.emplace_back();
-    r.task = translate(node, source, groups, untimed);
-    r.deps.assign(node.ctrl_deps().begin(), node.ctrl_deps().end());
-    r.deps.insert(r.deps.end(), node.data_deps().begin(), node.data_deps().end());
-    after = "after " + node_name(node.id());
+  while (next_message(raw, node, source, [&] { return after(last); })) {
+    if (nodes.tasks.size() >= kMaxNodes) fail(source, "expected at most 2^28 nodes per rank");
+    GraphTask& t = nodes.tasks.emplace_back(translate(node, source, groups, untimed));
+    t.deps_begin = static_cast<uint32_t>(nodes.dep_ids.size());
+    nodes.dep_ids.insert(nodes.dep_ids.end(), node.ctrl_deps().begin(), node.ctrl_deps().end());
+    nodes.dep_ids.insert(nodes.dep_ids.end(), node.data_deps().begin(), node.data_deps().end());
+    t.deps_end = static_cast<uint32_t>(nodes.dep_ids.size());
+    last = node.id();
   }
   if (untimed > 0)
     diagnostics.warn({source, 0}, std::to_string(untimed) +

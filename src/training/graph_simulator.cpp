@@ -115,6 +115,15 @@ class GraphBuilder {
   }
 
   TaskId add(StreamId stream, Time duration, int64_t rank, uint32_t task) {
+    // Every instant before the last finish some task runs, so the durations' sum bounds the
+    // clock: kept far inside Time's range.
+    constexpr int64_t kMaxTotalPs = int64_t{1} << 62;
+    if (__builtin_add_overflow(total_ps_, duration.ps(), &total_ps_) || total_ps_ > kMaxTotalPs) {
+      const RankGraph& g = program_.ranks[static_cast<size_t>(rank)];
+      throw InputError({g.source, 0}, node_text(g.tasks[task].node) +
+                                          ": expected the tasks' durations to add up to less "
+                                          "than 53 days; they are implausible");
+    }
     const TaskId id = graph.add_task(stream, duration);
     origin.push_back({rank, task});
     return id;
@@ -146,11 +155,10 @@ class GraphBuilder {
           break;
         case GraphTaskKind::Collective:
           if (classes_.collapsed)
-            id_[k][i] = add(stream(streams_, r, 0, t.group, 0), collective_time(t), r, i);
+            id_[k][i] = add(stream(streams_, r, 0, t.group, 0), collective_time(t, g), r, i);
           break;
         case GraphTaskKind::Send:
-          id_[k][i] = add(stream(streams_, r, 1, t.peer, t.tag),
-                          t.duration.value_or(pricer_.transfer(r, t.peer, t.bytes)), r, i);
+          id_[k][i] = add(stream(streams_, r, 1, t.peer, t.tag), send_time(r, t, g), r, i);
           break;
         case GraphTaskKind::Recv:
           id_[k][i] = add(stream(streams_, r, 2, t.peer, t.tag), Time::zero(), r, i);
@@ -159,8 +167,28 @@ class GraphBuilder {
     }
   }
 
-  Time collective_time(const GraphTask& t) {
-    return t.duration.value_or(pricer_.collective(t.group, t.collective, t.bytes));
+  // The network model's times; a size beyond Time's range is the file's error.
+  Time collective_time(const GraphTask& t, const RankGraph& g) {
+    if (t.duration) return *t.duration;
+    try {
+      return pricer_.collective(t.group, t.collective, t.bytes);
+    } catch (const TimeOverflow&) {
+      throw too_large(t, g);
+    }
+  }
+  Time send_time(int64_t rank, const GraphTask& t, const RankGraph& g) const {
+    if (t.duration) return *t.duration;
+    try {
+      return pricer_.transfer(rank, t.peer, t.bytes);
+    } catch (const TimeOverflow&) {
+      throw too_large(t, g);
+    }
+  }
+  static InputError too_large(const GraphTask& t, const RankGraph& g) {
+    return InputError({g.source, 0}, node_text(t.node) +
+                                         ": expected a size the network moves "
+                                         "within 106 days, found " +
+                                         std::to_string(t.bytes) + " B");
   }
 
   // Explicit ranks: the i-th collective of every member on a group is one task on its stream.
@@ -183,7 +211,7 @@ class GraphBuilder {
         check_same_count(group, first, static_cast<size_t>(m), per_rank);
       for (size_t j = 0; j < per_rank[first].size(); ++j) {
         const GraphTask& lead = program_.ranks[first].tasks[per_rank[first][j]];
-        Time duration = collective_time(lead);
+        Time duration = collective_time(lead, program_.ranks[first]);
         for (const int64_t m : members) {
           const GraphTask& t =
               program_.ranks[static_cast<size_t>(m)].tasks[per_rank[static_cast<size_t>(m)][j]];
@@ -272,6 +300,7 @@ class GraphBuilder {
   GraphPricer& pricer_;
   std::map<std::tuple<int64_t, int, int64_t, int64_t>, StreamId> streams_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<uint32_t>> sends_;
+  int64_t total_ps_ = 0;
 };
 
 // The first task (in id order) that can never start: its dependencies and stream order form a
