@@ -14,6 +14,7 @@
 #include "training/event_simulator.h"
 #include "training/flow_simulator.h"
 #include "training/graph_export.h"
+#include "training/graph_flow_simulator.h"
 
 namespace orrery {
 namespace {
@@ -236,10 +237,11 @@ Prediction predict(const Scenario& s) {
                      "--compat simai (the event mode models overlap itself; see --no-overlap)");
   if (several && simai) throw InputError("several workloads: --compat takes one workload");
   for (const Job& job : jobs)
-    if (job.workload.graph && (mode != "event" || simai))
-      throw InputError({job.workload.source, 0}, "a Chakra trace runs in event mode only (--mode " +
-                                                     mode + (simai ? " --compat simai" : "") +
-                                                     " is not available for it)");
+    if (job.workload.graph && (mode == "analytical" || simai || several))
+      throw InputError({job.workload.source, 0},
+                       "a Chakra trace runs alone, in event or flow mode (not with --mode " + mode +
+                           (simai ? " --compat simai" : "") +
+                           (several ? " and other workloads" : "") + ")");
 
   if (simai) {
     const Workload& workload = jobs.front().workload;
@@ -265,7 +267,10 @@ Prediction predict(const Scenario& s) {
   } else {
     SimulationOptions options = s.options;
     if (!s.model) options.world_size = s.gpus;
-    if (mode == "flow") {
+    if (mode == "flow" && jobs.front().workload.graph) {
+      out.results.push_back(simulate_task_graph_flows(jobs.front().workload, s.cluster, options,
+                                                      jobs.front().diagnostics));
+    } else if (mode == "flow") {
       std::vector<const Workload*> workloads;
       std::vector<Diagnostics*> sinks;
       for (Job& job : jobs) {

@@ -7,6 +7,7 @@
 
 #include "cluster/cluster.h"
 #include "training/event_simulator.h"
+#include "training/graph_flow_simulator.h"
 #include "training/rank_classes.h"
 
 namespace orrery {
@@ -33,13 +34,14 @@ struct Builder {
     g.tasks.push_back(t);
     return static_cast<uint32_t>(g.tasks.size() - 1);
   }
-  Result run(const Cluster& c) {
+  Result run(const Cluster& c, bool flow = false) {
     w.name = "g";
     w.source = "g";
     w.format = "chakra";
     w.parallelism.world_size = static_cast<int64_t>(w.graph->ranks.size());
     Diagnostics d;
-    Result r = EventSimulator().simulate(w, c, {}, d);
+    Result r =
+        flow ? simulate_task_graph_flows(w, c, {}, d) : EventSimulator().simulate(w, c, {}, d);
     warnings = d.warnings();
     return r;
   }
@@ -173,6 +175,30 @@ TEST(GraphSimulator, AlikeRanksAreSimulatedOnce) {
   EXPECT_EQ(each.simulated_tasks, 8 * 4 + 1);  // the all-reduce is one task for all
   EXPECT_GT(each.iteration_time, collapsed.iteration_time);
   EXPECT_LE(each.iteration_time - collapsed.iteration_time, Time::from_ps(1));
+}
+
+// Flow mode: alone on the network a message and a collective take their closed-form times (as in
+// event mode); two messages on one link at once share it: 2 MiB / 50 GiB/s + 500 ns = 39.5625 us
+// for both, where event mode, which prices each alone, ends both at 20.03125 us.
+TEST(GraphSimulator, FlowModeSharesLinks) {
+  Builder alone(2);
+  alone.add(0, message(GraphTaskKind::Send, 1, Bytes{1} << 20));
+  alone.add(1, message(GraphTaskKind::Recv, 0, Bytes{1} << 20));
+  EXPECT_EQ(alone.run(ring(2), true).iteration_time, Time::from_ps(20'031'250));
+  Builder both(2);
+  for (int64_t tag = 0; tag < 2; ++tag) {
+    both.add(0, message(GraphTaskKind::Send, 1, Bytes{1} << 20, tag));
+    both.add(1, message(GraphTaskKind::Recv, 0, Bytes{1} << 20, tag));
+  }
+  EXPECT_EQ(both.run(ring(2)).iteration_time, Time::from_ps(20'031'250));
+  const Result flow = both.run(ring(2), true);
+  EXPECT_EQ(flow.iteration_time, Time::from_ps(39'562'500));
+  EXPECT_EQ(flow.mode, "flow");
+  EXPECT_EQ(flow.flows, 2);
+  Builder collective = ring_pattern(8);
+  const Result event = collective.run(ring(8));
+  EXPECT_NEAR(static_cast<double>(collective.run(ring(8), true).iteration_time.ps()),
+              static_cast<double>(event.iteration_time.ps()), 20);  // 1 ps per step
 }
 
 }  // namespace
