@@ -63,15 +63,15 @@ TEST(ChakraCli, AstraSimConventionsAgreeWhereTheModelsMatch) {
 // Writing any workload as Chakra and reading it back gives the same iteration time in event mode,
 // to the picosecond (JSON prints seconds to 12 decimals).
 void expect_round_trip(const std::string& name, const std::string& source,
-                       const std::string& cluster, const std::string& simulate_extra = "") {
+                       const std::string& cluster, const std::string& mode = "event") {
   const std::string dir = ::testing::TempDir() + "/chakra_" + name;
   fs::remove_all(dir);
   const CliRun convert =
       orrery("convert " + source + " --cluster " + cluster + " --to chakra -o " + dir);
   ASSERT_EQ(convert.status, 0) << convert.err;
-  const auto original =
-      run_json("simulate " + source + " --cluster " + cluster + simulate_extra + " --json");
-  const auto read_back = run_json("simulate " + dir + " --cluster " + cluster + " --json");
+  const std::string options = " --cluster " + cluster + " --mode " + mode + " --json";
+  const auto original = run_json("simulate " + source + options);
+  const auto read_back = run_json("simulate " + dir + options);
   ASSERT_FALSE(original.is_null());
   ASSERT_FALSE(read_back.is_null());
   EXPECT_EQ(read_back["iteration_time_s"].get<double>(), original["iteration_time_s"].get<double>())
@@ -82,6 +82,13 @@ void expect_round_trip(const std::string& name, const std::string& source,
 TEST(ChakraCli, SimaiTextRoundTrips) {
   expect_round_trip("simai", kSource + "/examples/simai/moe_tp8_ep4_pp4_vpp8_128gpus.txt",
                     "dgx-a100");
+}
+
+// Flow mode runs the trace's communication as flows, as it runs the SimAI file's: the same time
+// (the same steps and flows on the same links).
+TEST(ChakraCli, SimaiTextRoundTripsInFlowMode) {
+  expect_round_trip("simai_flow", kSource + "/examples/simai/moe_tp8_ep4_pp4_vpp8_128gpus.txt",
+                    "dgx-a100", "flow");
 }
 
 TEST(ChakraCli, ModelDescriptionRoundTrips) {
