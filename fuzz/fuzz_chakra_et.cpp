@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     w.source = fuzz::kInputName;
     w.parallelism.world_size = 2;
     GraphProgram& program = w.graph.emplace();
-    const RankGraph rank = read_chakra_rank(in, fuzz::kInputName, program, diagnostics);
+    ChakraGroups groups(program);
+    const RankGraph rank = read_chakra_rank(in, fuzz::kInputName, groups, diagnostics);
     if (!program.groups.empty()) return;
     for (const GraphTask& t : rank.tasks)
       if (t.peer > 1 || t.demand) return;

@@ -131,16 +131,7 @@ std::optional<CollectiveKind> collective_kind(int64_t type) {
   }
 }
 
-int32_t group_index(GraphProgram& program, const std::string& name) {
-  const auto it = std::find(program.group_names.begin(), program.group_names.end(), name);
-  if (it != program.group_names.end())
-    return static_cast<int32_t>(it - program.group_names.begin());
-  program.group_names.push_back(name);
-  program.groups.emplace_back();
-  return static_cast<int32_t>(program.group_names.size() - 1);
-}
-
-void read_collective(const pb::Node& node, const std::string& source, GraphProgram& program,
+void read_collective(const pb::Node& node, const std::string& source, ChakraGroups& groups,
                      GraphTask& t) {
   const int64_t type = required_int(node, "comm_type", source, "the collective, e.g. 0 all-reduce");
   const auto kind = collective_kind(type);
@@ -157,7 +148,7 @@ void read_collective(const pb::Node& node, const std::string& source, GraphProgr
   if (const pb::AttributeProto* pg = find_attr(node, "pg_name")) {
     if (pg->value_case() != pb::AttributeProto::kStringVal)
       fail(source, node_name(node.id()) + ": expected attribute 'pg_name' to hold a string");
-    if (!pg->string_val().empty()) t.group = group_index(program, pg->string_val());
+    if (!pg->string_val().empty()) t.group = groups.index(pg->string_val());
   }
 }
 
@@ -170,7 +161,7 @@ void read_point_to_point(const pb::Node& node, const std::string& source, GraphT
 }
 
 // `untimed` counts compute nodes that give neither a duration nor a size.
-GraphTask translate(const pb::Node& node, const std::string& source, GraphProgram& program,
+GraphTask translate(const pb::Node& node, const std::string& source, ChakraGroups& groups,
                     size_t& untimed) {
   GraphTask t;
   t.node = node.id();
@@ -204,7 +195,7 @@ GraphTask translate(const pb::Node& node, const std::string& source, GraphProgra
       break;
     case pb::COMM_COLL_NODE:
       t.kind = GraphTaskKind::Collective;
-      read_collective(node, source, program, t);
+      read_collective(node, source, groups, t);
       break;
     case pb::COMM_SEND_NODE:
     case pb::COMM_RECV_NODE:
@@ -374,7 +365,7 @@ std::vector<std::string> trace_files(const std::string& path, std::string& stem)
 }
 
 // Members of every named group from the JSON file.
-void read_groups(const std::string& path, GraphProgram& program) {
+void read_groups(const std::string& path, GraphProgram& program, ChakraGroups& groups) {
   std::ifstream in(path);
   if (!in) fail(path, "cannot open the process-group file");
   nlohmann::json j;
@@ -398,7 +389,7 @@ void read_groups(const std::string& path, GraphProgram& program) {
     std::sort(members.begin(), members.end());
     if (std::adjacent_find(members.begin(), members.end()) != members.end())
       fail(path, "group '" + it.key() + "': expected each rank once");
-    program.groups[static_cast<size_t>(group_index(program, it.key()))] = std::move(members);
+    program.groups[static_cast<size_t>(groups.index(it.key()))] = std::move(members);
   }
 }
 
@@ -436,7 +427,17 @@ bool is_chakra_trace_path(const std::string& path) {
   return !fs::exists(path, ec) && fs::exists(path + ".0.et", ec);
 }
 
-RankGraph read_chakra_rank(std::istream& in, const std::string& source, GraphProgram& groups,
+int32_t ChakraGroups::index(const std::string& name) {
+  const auto [it, added] =
+      index_.try_emplace(name, static_cast<int32_t>(program_.group_names.size()));
+  if (added) {
+    program_.group_names.push_back(name);
+    program_.groups.emplace_back();
+  }
+  return it->second;
+}
+
+RankGraph read_chakra_rank(std::istream& in, const std::string& source, ChakraGroups& groups,
                            Diagnostics& diagnostics) {
   google::protobuf::io::IstreamInputStream raw(&in);
   pb::GlobalMetadata metadata;
@@ -474,11 +475,12 @@ Workload read_chakra_traces(const std::string& path, const ReaderOptions& option
   w.source = path;
   w.format = "chakra";
   GraphProgram& program = w.graph.emplace();
+  ChakraGroups groups(program);
   program.ranks.reserve(files.size());
   for (const std::string& file : files) {
     std::ifstream in(file, std::ios::binary);
     if (!in) fail(file, "cannot open the trace");
-    program.ranks.push_back(read_chakra_rank(in, file, program, diagnostics));
+    program.ranks.push_back(read_chakra_rank(in, file, groups, diagnostics));
   }
   std::string groups_file = options.comm_groups;
   if (groups_file.empty()) {
@@ -486,7 +488,7 @@ Workload read_chakra_traces(const std::string& path, const ReaderOptions& option
     std::error_code ec;
     if (fs::exists(beside, ec)) groups_file = beside.string();
   }
-  if (!groups_file.empty()) read_groups(groups_file, program);
+  if (!groups_file.empty()) read_groups(groups_file, program, groups);
   check_groups(program, groups_file);
   const auto ranks = static_cast<int64_t>(files.size());
   for (RankGraph& rank : program.ranks)

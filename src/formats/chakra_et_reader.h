@@ -25,6 +25,7 @@
 
 #include <istream>
 #include <string>
+#include <unordered_map>
 
 #include "core/diagnostics.h"
 #include "formats/reader_options.h"
@@ -44,10 +45,21 @@ bool is_chakra_trace_path(const std::string& path);
 Workload read_chakra_traces(const std::string& path, const ReaderOptions& options,
                             Diagnostics& diagnostics);
 
-// One rank's file from a stream; `source` names it in messages. Process-group names are resolved
-// through `groups` (names added as met; their members are set by the caller). Exposed for tests
-// and the fuzz harness.
-RankGraph read_chakra_rank(std::istream& in, const std::string& source, GraphProgram& groups,
+// Process groups by name as the reader meets them: indices into a program's groups (a name met
+// first is added, without members; the group file sets them).
+class ChakraGroups {
+ public:
+  explicit ChakraGroups(GraphProgram& program) : program_(program) {}
+  int32_t index(const std::string& name);
+
+ private:
+  GraphProgram& program_;
+  std::unordered_map<std::string, int32_t> index_;
+};
+
+// One rank's file from a stream; `source` names it in messages. Exposed for tests and the fuzz
+// harness.
+RankGraph read_chakra_rank(std::istream& in, const std::string& source, ChakraGroups& groups,
                            Diagnostics& diagnostics);
 
 }  // namespace orrery

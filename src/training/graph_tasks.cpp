@@ -19,11 +19,14 @@ namespace {
 
 constexpr TaskId kNone = std::numeric_limits<TaskId>::max();
 
+// The streams a rank opens as it needs them (besides compute and memory).
+enum class StreamKind { Group, Send, Receive };
+
 std::string node_text(uint64_t node) {
   return "node " + std::to_string(node);
 }
 
-// The simulated ranks' tasks as one engine out.graph.
+// The simulated ranks' tasks as one engine graph.
 class GraphBuilder {
  public:
   GraphBuilder(const GraphProgram& program, const RankClasses& classes, GraphPricer& pricer)
@@ -70,9 +73,9 @@ class GraphBuilder {
     return id;
   }
 
-  StreamId stream(std::map<std::tuple<int64_t, int, int64_t, int64_t>, StreamId>& streams,
-                  int64_t rank, int kind, int64_t a, int64_t b) {
-    const auto [it, added] = streams.try_emplace({rank, kind, a, b}, 0);
+  // The stream of `rank` for one group (a = the group), or one peer and tag (a, b).
+  StreamId stream(int64_t rank, StreamKind kind, int64_t a, int64_t b) {
+    const auto [it, added] = streams_.try_emplace({rank, kind, a, b}, 0);
     if (added) it->second = out.graph.add_stream();
     return it->second;
   }
@@ -96,13 +99,14 @@ class GraphBuilder {
           break;
         case GraphTaskKind::Collective:
           if (classes_.collapsed)
-            out.id[k][i] = add(stream(streams_, r, 0, t.group, 0), collective_time(t, g), r, i);
+            out.id[k][i] =
+                add(stream(r, StreamKind::Group, t.group, 0), collective_time(t, g), r, i);
           break;
         case GraphTaskKind::Send:
-          out.id[k][i] = add(stream(streams_, r, 1, t.peer, t.tag), send_time(r, t, g), r, i);
+          out.id[k][i] = add(stream(r, StreamKind::Send, t.peer, t.tag), send_time(r, t, g), r, i);
           break;
         case GraphTaskKind::Recv:
-          out.id[k][i] = add(stream(streams_, r, 2, t.peer, t.tag), Time::zero(), r, i);
+          out.id[k][i] = add(stream(r, StreamKind::Receive, t.peer, t.tag), Time::zero(), r, i);
           break;
       }
     }
@@ -239,7 +243,7 @@ class GraphBuilder {
   const GraphProgram& program_;
   const RankClasses& classes_;
   GraphPricer& pricer_;
-  std::map<std::tuple<int64_t, int, int64_t, int64_t>, StreamId> streams_;
+  std::map<std::tuple<int64_t, StreamKind, int64_t, int64_t>, StreamId> streams_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<uint32_t>> sends_;
   int64_t total_ps_ = 0;
 };

@@ -44,7 +44,8 @@ std::string stream_of(const std::vector<pb::Node>& nodes, const std::string& ver
 RankGraph read(const std::string& bytes, GraphProgram& program) {
   std::istringstream in(bytes);
   Diagnostics d;
-  return read_chakra_rank(in, "t.0.et", program, d);
+  ChakraGroups groups(program);
+  return read_chakra_rank(in, "t.0.et", groups, d);
 }
 
 std::string error_of(const std::string& bytes) {
