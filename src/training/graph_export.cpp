@@ -35,15 +35,20 @@ class RankLayout {
   int64_t in_stage(int64_t rank, int64_t stage) const {
     return rank + (stage - this->stage(rank)) * strides_[pp_];
   }
-  // The members of the group of `kind` that holds `rank`, ascending.
-  std::vector<int64_t> group(int64_t rank, CommGroup kind) const {
-    std::vector<int64_t> members = {rank};
+  // The lowest member of the group of `kind` that holds `rank`.
+  int64_t lowest(int64_t rank, CommGroup kind) const {
+    for (const size_t a : group_axes(kind, order_))
+      rank -= coordinate(rank, a) * strides_[a];
+    return rank;
+  }
+  // The members of the group of `kind` whose lowest member is `base`, ascending.
+  std::vector<int64_t> group(int64_t base, CommGroup kind) const {
+    std::vector<int64_t> members = {base};
     for (const size_t a : group_axes(kind, order_)) {
-      const int64_t base_offset = coordinate(rank, a) * strides_[a];
       std::vector<int64_t> next;
       for (const int64_t m : members)
         for (int64_t c = 0; c < axes_[a].size; ++c)
-          next.push_back(m - base_offset + c * strides_[a]);
+          next.push_back(m + c * strides_[a]);
       members = std::move(next);
     }
     std::sort(members.begin(), members.end());
@@ -61,20 +66,22 @@ class RankLayout {
 // Process groups by (kind, lowest member), numbered as first met.
 class GroupTable {
  public:
-  explicit GroupTable(GraphProgram& program) : program_(program) {}
-  int32_t index(CommGroup kind, const std::vector<int64_t>& members) {
+  GroupTable(GraphProgram& program, const RankLayout& layout)
+      : program_(program), layout_(layout) {}
+  int32_t index(CommGroup kind, int64_t rank) {
+    const int64_t base = layout_.lowest(rank, kind);
     const auto [it, added] =
-        index_.try_emplace({kind, members.front()}, static_cast<int32_t>(program_.groups.size()));
+        index_.try_emplace({kind, base}, static_cast<int32_t>(program_.groups.size()));
     if (added) {
-      program_.groups.push_back(members);
-      program_.group_names.push_back(std::string(to_string(kind)) + "." +
-                                     std::to_string(members.front()));
+      program_.groups.push_back(layout_.group(base, kind));
+      program_.group_names.push_back(std::string(to_string(kind)) + "." + std::to_string(base));
     }
     return it->second;
   }
 
  private:
   GraphProgram& program_;
+  const RankLayout& layout_;
   std::map<std::pair<CommGroup, int64_t>, int32_t> index_;
 };
 
@@ -124,7 +131,7 @@ RankGraph rank_graph(const StageProgram& p, int64_t rank, const RankLayout& layo
         t.kind = GraphTaskKind::Collective;
         t.collective = s.comm.kind;
         t.bytes = s.comm.bytes;
-        t.group = groups.index(s.comm.group, layout.group(rank, s.comm.group));
+        t.group = groups.index(s.comm.group, rank);
         break;
       case StageTaskKind::Transfer:
         t.kind = GraphTaskKind::Send;
@@ -159,7 +166,7 @@ GraphProgram export_task_graphs(const Workload& workload, const Cluster& cluster
                           options.placement ? *options.placement : cluster.placement);
   const auto from = senders(programs);
   GraphProgram out;
-  GroupTable groups(out);
+  GroupTable groups(out, layout);
   for (int64_t r = 0; r < layout.world(); ++r)
     out.ranks.push_back(rank_graph(programs.stages[static_cast<size_t>(layout.stage(r))], r, layout,
                                    groups, plan, from));
