@@ -1,7 +1,6 @@
 #include "training/graph_flow_simulator.h"
 
 #include <limits>
-#include <numeric>
 #include <queue>
 #include <span>
 
@@ -265,14 +264,9 @@ Result simulate_task_graph_flows(const Workload& workload, const Cluster& cluste
                                  const SimulationOptions& options, Diagnostics&) {
   const GraphProgram& program = *workload.graph;
   GraphPricer pricer(program, cluster, options.algorithm);
-  RankClasses every_rank;
-  every_rank.representatives.resize(program.ranks.size());
-  std::iota(every_rank.representatives.begin(), every_rank.representatives.end(), 0);
-  every_rank.class_of.resize(program.ranks.size());
-  std::iota(every_rank.class_of.begin(), every_rank.class_of.end(), 0);
-  const GraphTasks tasks = build_graph_tasks(program, every_rank, pricer);
+  const GraphTasks tasks = build_graph_tasks(program, every_rank(program.ranks.size()), pricer);
   FlowRun run(program, tasks, pricer);
-  Result result = graph_result("flow", workload, cluster, every_rank, tasks, run.run());
+  Result result = graph_result("flow", workload, cluster, tasks, run.run());
   result.flows = static_cast<int64_t>(run.flows());
   return result;
 }

@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
+#include <set>
 #include <tuple>
 
 #include "network/rank_placement.h"
@@ -19,6 +21,9 @@ namespace {
 
 constexpr TaskId kNone = std::numeric_limits<TaskId>::max();
 
+// Representatives' collectives that do not line up (GraphBuilder::add_quotient_collectives).
+struct QuotientMismatch {};
+
 // The streams a rank opens as it needs them (besides compute and memory).
 enum class StreamKind { Group, Send, Receive };
 
@@ -30,7 +35,8 @@ std::string node_text(uint64_t node) {
 class GraphBuilder {
  public:
   GraphBuilder(const GraphProgram& program, const RankClasses& classes, GraphPricer& pricer)
-      : program_(program), classes_(classes), pricer_(pricer) {
+      : program_(program), pricer_(pricer) {
+    out.classes = classes;
     const auto ranks = classes.representatives.size();
     out.id.resize(ranks);
     out.compute.resize(ranks);
@@ -46,7 +52,10 @@ class GraphBuilder {
   void build() {
     for (size_t k = 0; k < classes_.representatives.size(); ++k)
       add_rank_tasks(k);
-    if (!classes_.collapsed) add_shared_collectives();
+    if (!classes_.collapsed)
+      add_shared_collectives();
+    else if (!classes_.closed)
+      add_quotient_collectives();
     for (size_t k = 0; k < classes_.representatives.size(); ++k)
       add_dependencies(k);
   }
@@ -98,7 +107,7 @@ class GraphBuilder {
           out.id[k][i] = add(memory, t.duration.value_or(Time::zero()), r, i);
           break;
         case GraphTaskKind::Collective:
-          if (classes_.collapsed)
+          if (classes_.closed)
             out.id[k][i] =
                 add(stream(r, StreamKind::Group, t.group, 0), collective_time(t, g), r, i);
           break;
@@ -170,6 +179,77 @@ class GraphBuilder {
     }
   }
 
+  // Collapsed but not closed: the i-th collective of a representative on its group is one task
+  // with the task of the same index of each member's class representative (a member's trace is
+  // its representative's, renamed); representatives of one class appearing twice in a task, or a
+  // member without that collective, throw QuotientMismatch (every rank is simulated instead).
+  void add_quotient_collectives() {
+    const size_t reps = classes_.representatives.size();
+    std::vector<uint32_t> base(reps + 1, 0);
+    for (size_t k = 0; k < reps; ++k)
+      base[k + 1] = base[k] + static_cast<uint32_t>(rank_graph(k).tasks.size());
+    std::vector<uint32_t> parent(base.back());
+    std::iota(parent.begin(), parent.end(), 0);
+    const auto find = [&](uint32_t x) {
+      while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    for (size_t k = 0; k < reps; ++k) {
+      const int64_t r = classes_.representatives[k];
+      std::map<int32_t, size_t> issued;  // group -> collectives so far
+      const RankGraph& g = rank_graph(k);
+      for (uint32_t i = 0; i < g.tasks.size(); ++i) {
+        const GraphTask& t = g.tasks[i];
+        if (t.kind != GraphTaskKind::Collective) continue;
+        const size_t nth = issued[t.group]++;
+        for (const int64_t m : pricer_.members(t.group)) {
+          if (m == r) continue;
+          const std::vector<uint32_t>& list = collectives_of(m, t.group);
+          if (nth >= list.size()) throw QuotientMismatch{};
+          const auto c = static_cast<size_t>(classes_.class_of[static_cast<size_t>(m)]);
+          parent[find(base[c] + list[nth])] = find(base[k] + i);
+        }
+      }
+    }
+    // One task per set, on the stream of its first member's group, in that member's order.
+    std::vector<TaskId> task_of(base.back(), kNone);
+    std::vector<std::vector<bool>> seen(reps);
+    for (size_t k = 0; k < reps; ++k) {
+      const int64_t r = classes_.representatives[k];
+      const RankGraph& g = rank_graph(k);
+      for (uint32_t i = 0; i < g.tasks.size(); ++i) {
+        const GraphTask& t = g.tasks[i];
+        if (t.kind != GraphTaskKind::Collective) continue;
+        TaskId& id = task_of[find(base[k] + i)];
+        if (id == kNone)
+          id = add(stream(r, StreamKind::Group, t.group, 0), collective_time(t, g), r, i);
+        else if (out.graph.duration_of(id) != collective_time(t, g))
+          throw QuotientMismatch{};
+        out.id[k][i] = id;
+      }
+    }
+    for (size_t k = 0; k < reps; ++k) {  // a task holds each representative once
+      std::set<TaskId> mine;
+      for (uint32_t i = 0; i < rank_graph(k).tasks.size(); ++i)
+        if (rank_graph(k).tasks[i].kind == GraphTaskKind::Collective &&
+            !mine.insert(out.id[k][i]).second)
+          throw QuotientMismatch{};
+    }
+  }
+
+  // The task indices of `rank`'s collectives on `group`, in order.
+  const std::vector<uint32_t>& collectives_of(int64_t rank, int32_t group) {
+    auto [it, added] = collectives_.try_emplace({rank, group});
+    if (added) {
+      const RankGraph& g = program_.ranks[static_cast<size_t>(rank)];
+      for (uint32_t i = 0; i < g.tasks.size(); ++i)
+        if (g.tasks[i].kind == GraphTaskKind::Collective && g.tasks[i].group == group)
+          it->second.push_back(i);
+    }
+    return it->second;
+  }
+
   std::string group_text(int32_t group) const {
     return group < 0 ? "the group of all ranks"
                      : "process group '" + program_.group_names[static_cast<size_t>(group)] + "'";
@@ -203,10 +283,11 @@ class GraphBuilder {
   std::pair<size_t, uint32_t> matching_send(size_t k, const GraphTask& recv, size_t nth) {
     const int64_t r = classes_.representatives[k];
     const auto n = static_cast<int64_t>(program_.ranks.size());
-    // Collapsed: the rank's own send to the mirrored offset stands for the peer's send to it.
-    const int64_t sender = classes_.collapsed ? r : recv.peer;
-    const int64_t to = classes_.collapsed ? ((2 * r - recv.peer) % n + n) % n : r;
-    const size_t sk = classes_.collapsed ? k : static_cast<size_t>(recv.peer);
+    // The representative of the peer's class stands for the peer: its send to the rank at the
+    // mirrored offset (the rank itself when every rank is simulated).
+    const auto sk = static_cast<size_t>(classes_.class_of[static_cast<size_t>(recv.peer)]);
+    const int64_t sender = classes_.representatives[sk];
+    const int64_t to = ((sender - (recv.peer - r)) % n + n) % n;
     auto& list = sends_[{sender, to, recv.tag}];
     if (list.empty()) {
       const RankGraph& g = program_.ranks[static_cast<size_t>(sender)];
@@ -241,9 +322,10 @@ class GraphBuilder {
   }
 
   const GraphProgram& program_;
-  const RankClasses& classes_;
+  const RankClasses& classes_ = out.classes;
   GraphPricer& pricer_;
   std::map<std::tuple<int64_t, StreamKind, int64_t, int64_t>, StreamId> streams_;
+  std::map<std::pair<int64_t, int32_t>, std::vector<uint32_t>> collectives_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<uint32_t>> sends_;
   int64_t total_ps_ = 0;
 };
@@ -357,21 +439,27 @@ Time GraphPricer::transfer(int64_t from, int64_t to, Bytes bytes) const {
 
 GraphTasks build_graph_tasks(const GraphProgram& program, const RankClasses& classes,
                              GraphPricer& pricer) {
-  GraphBuilder b(program, classes, pricer);
-  b.build();
-  if (const TaskId stuck = first_stuck(b.out.graph); stuck != kNone) {
-    const GraphOrigin o = b.out.origin[stuck];
+  std::optional<GraphBuilder> b;
+  try {
+    b.emplace(program, classes, pricer);
+    b->build();
+  } catch (const QuotientMismatch&) {
+    b.emplace(program, every_rank(program.ranks.size()), pricer);
+    b->build();
+  }
+  if (const TaskId stuck = first_stuck(b->out.graph); stuck != kNone) {
+    const GraphOrigin o = b->out.origin[stuck];
     const RankGraph& g = program.ranks[static_cast<size_t>(o.rank)];
     throw InputError({g.source, 0}, node_text(g.tasks[o.task].node) +
                                         ": expected every task to be able to start; this one "
                                         "waits forever (a cycle of waits across ranks)");
   }
-  return std::move(b.out);
+  return std::move(b->out);
 }
 
 Result graph_result(std::string mode, const Workload& workload, const Cluster& cluster,
-                    const RankClasses& classes, const GraphTasks& tasks,
-                    const engine::Timeline& timeline) {
+                    const GraphTasks& tasks, const engine::Timeline& timeline) {
+  const RankClasses& classes = tasks.classes;
   std::vector<TaskId> binding(tasks.graph.task_count(), kNone);
   for (const auto& [before, after] : tasks.graph.dependencies())
     if (binding[after] == kNone || timeline.finish[before] > timeline.finish[binding[after]])

@@ -5,10 +5,12 @@
 // Streams of a rank: compute (compute tasks, in issue order: one kernel at a time), memory, one
 // per (peer, tag) for sends and one for receives, and one per process group. With every rank
 // explicit a collective is one task shared by its group's members (the i-th collective each member
-// issues there); with ranks collapsed into classes (training/rank_classes.h) each simulated rank
-// runs its collectives alone. A receive is a task of no time that waits for its matching send
-// (first in, first out per sender, receiver and tag; collapsed: the rank's own send to the mirrored
-// offset). Durations: the trace's, else the network model's (GraphPricer).
+// issues there); with ranks collapsed into closed classes (training/rank_classes.h) each simulated
+// rank runs its collectives alone; with open classes the i-th collective of a representative is
+// one task with the same-index task of each member's class representative. A receive is a task of
+// no time that waits for its matching send (first in, first out per sender, receiver and tag; the
+// peer's class representative sending to the rank at the mirrored offset stands for the peer).
+// Durations: the trace's, else the network model's (GraphPricer).
 #pragma once
 
 #include <cstdint>
@@ -64,6 +66,7 @@ struct GraphOrigin {
 };
 
 struct GraphTasks {
+  RankClasses classes;  // the ranks simulated (every rank when representatives do not line up)
   engine::TaskGraph graph;
   std::vector<GraphOrigin> origin;                   // by engine task
   std::vector<std::vector<engine::TaskId>> id;       // [simulated rank][task]
@@ -79,7 +82,6 @@ GraphTasks build_graph_tasks(const GraphProgram& program, const RankClasses& cla
 // finishes last (its compute, and its compute stream's gaps charged to what ended each:
 // collectives as dp communication, messages as p2p, the rest as bubble).
 Result graph_result(std::string mode, const Workload& workload, const Cluster& cluster,
-                    const RankClasses& classes, const GraphTasks& tasks,
-                    const engine::Timeline& timeline);
+                    const GraphTasks& tasks, const engine::Timeline& timeline);
 
 }  // namespace orrery

@@ -1,5 +1,6 @@
 #include "training/rank_classes.h"
 
+#include <algorithm>
 #include <bit>
 #include <map>
 #include <numeric>
@@ -102,7 +103,70 @@ bool closed(const GraphProgram& program, const std::vector<int32_t>& class_of) {
   return true;
 }
 
+// Splits classes until every rank of a class sees its peers, message by message, in the same
+// classes, and the members of each group it uses in the same classes (colour refinement: a
+// pipeline's middle stages are alike but their neighbours are not).
+std::vector<int32_t> refine(const GraphProgram& program, std::vector<int32_t> class_of) {
+  size_t classes = 0;
+  while (true) {
+    std::map<std::vector<int32_t>, int32_t> group_index;  // members' sorted classes -> id
+    std::vector<int32_t> group_id(program.groups.size() + 1);
+    for (size_t g = 0; g <= program.groups.size(); ++g) {
+      std::vector<int32_t> members;
+      if (g < program.groups.size())
+        for (const int64_t m : program.groups[g])
+          members.push_back(class_of[static_cast<size_t>(m)]);
+      else
+        members = class_of;
+      std::sort(members.begin(), members.end());
+      group_id[g] =
+          group_index.try_emplace(members, static_cast<int32_t>(group_index.size())).first->second;
+    }
+    std::map<std::vector<int32_t>, int32_t> index;
+    std::vector<int32_t> next(class_of.size());
+    for (size_t r = 0; r < program.ranks.size(); ++r) {
+      std::vector<int32_t> signature = {class_of[r]};
+      for (const GraphTask& t : program.ranks[r].tasks)
+        if (t.kind == GraphTaskKind::Send || t.kind == GraphTaskKind::Recv)
+          signature.push_back(class_of[static_cast<size_t>(t.peer)]);
+        else if (t.kind == GraphTaskKind::Collective)
+          signature.push_back(
+              -1 - group_id[t.group < 0 ? program.groups.size() : static_cast<size_t>(t.group)]);
+      next[r] =
+          index.try_emplace(std::move(signature), static_cast<int32_t>(index.size())).first->second;
+    }
+    class_of = std::move(next);
+    if (index.size() == classes) return class_of;
+    classes = index.size();
+  }
+}
+
+// Whether every message's peer, at the same offset from every rank of a class, lies in one class.
+bool consistent_peers(const GraphProgram& program, const RankClasses& c) {
+  const auto n = static_cast<int64_t>(program.ranks.size());
+  for (size_t r = 0; r < program.ranks.size(); ++r) {
+    const int64_t rep = c.representatives[static_cast<size_t>(c.class_of[r])];
+    for (const GraphTask& t : program.ranks[r].tasks) {
+      if (t.kind != GraphTaskKind::Send && t.kind != GraphTaskKind::Recv) continue;
+      const int64_t d = t.peer - static_cast<int64_t>(r);
+      if (c.class_of[static_cast<size_t>(t.peer)] !=
+          c.class_of[static_cast<size_t>(((rep + d) % n + n) % n)])
+        return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+RankClasses every_rank(size_t ranks) {
+  RankClasses out;
+  out.representatives.resize(ranks);
+  std::iota(out.representatives.begin(), out.representatives.end(), 0);
+  out.class_of.resize(ranks);
+  std::iota(out.class_of.begin(), out.class_of.end(), 0);
+  return out;
+}
 
 RankClasses rank_classes(const GraphProgram& program, const Topology& topology) {
   const auto n = static_cast<int64_t>(program.ranks.size());
@@ -125,14 +189,22 @@ RankClasses rank_classes(const GraphProgram& program, const Topology& topology) 
     }
     out.class_of[static_cast<size_t>(r)] = found;
   }
-  if (static_cast<int64_t>(out.representatives.size()) < n && closed(program, out.class_of)) {
-    out.collapsed = true;
-    return out;
+  if (static_cast<int64_t>(out.representatives.size()) == n) return out;
+  out.class_of = refine(program, std::move(out.class_of));
+  std::vector<int32_t> renumber(static_cast<size_t>(n), -1);
+  out.representatives.clear();
+  for (int64_t r = 0; r < n; ++r) {  // classes numbered by their lowest rank, its representative
+    int32_t& c = renumber[static_cast<size_t>(out.class_of[static_cast<size_t>(r)])];
+    if (c < 0) {
+      c = static_cast<int32_t>(out.representatives.size());
+      out.representatives.push_back(r);
+    }
+    out.class_of[static_cast<size_t>(r)] = c;
   }
-  out.representatives.resize(static_cast<size_t>(n));
-  std::iota(out.representatives.begin(), out.representatives.end(), 0);
-  std::iota(out.class_of.begin(), out.class_of.end(), 0);
-  return out;
+  if (static_cast<int64_t>(out.representatives.size()) == n) return out;
+  out.closed = closed(program, out.class_of);
+  out.collapsed = out.closed || consistent_peers(program, out);
+  return out.collapsed ? out : every_rank(static_cast<size_t>(n));
 }
 
 }  // namespace orrery

@@ -8,6 +8,7 @@
 #include "cluster/cluster.h"
 #include "training/event_simulator.h"
 #include "training/graph_flow_simulator.h"
+#include "training/graph_tasks.h"
 #include "training/rank_classes.h"
 
 namespace orrery {
@@ -175,6 +176,36 @@ TEST(GraphSimulator, AlikeRanksAreSimulatedOnce) {
   EXPECT_EQ(each.simulated_tasks, 8 * 4 + 1);  // the all-reduce is one task for all
   EXPECT_GT(each.iteration_time, collapsed.iteration_time);
   EXPECT_LE(each.iteration_time - collapsed.iteration_time, Time::from_ps(1));
+}
+
+// A pipeline of 3 stages of 2 ranks: each rank receives from the rank 2 below (but in stage 0),
+// computes 4 us, all-reduces 64 KiB with its stage partner and sends to the rank 2 above (but in
+// stage 2). The stages are alike but the first and last lack a neighbour: 3 classes, one rank
+// each simulated, to the same time as every rank simulated.
+TEST(GraphSimulator, PipelineStagesAreSimulatedOncePerStage) {
+  Builder b(6);
+  b.w.graph->groups = {{0, 1}, {2, 3}, {4, 5}};
+  b.w.graph->group_names = {"s0", "s1", "s2"};
+  for (int64_t r = 0; r < 6; ++r) {
+    const int64_t stage = r / 2;
+    std::vector<uint32_t> deps;
+    if (stage > 0) deps.push_back(b.add(r, message(GraphTaskKind::Recv, r - 2, 4096)));
+    const uint32_t c = b.add(r, compute(Time::from_us(4)), deps);
+    GraphTask ar = all_reduce(64 << 10);
+    ar.group = static_cast<int32_t>(stage);
+    const uint32_t a = b.add(r, ar, {c});
+    if (stage < 2) b.add(r, message(GraphTaskKind::Send, r + 2, 4096), {a});
+  }
+  const Result collapsed = b.run(ring(6));
+  ASSERT_EQ(b.warnings.size(), 1u);
+  EXPECT_NE(b.warnings[0].message.find("6 ranks run alike in 3 class(es)"), std::string::npos)
+      << b.warnings[0].message;
+  EXPECT_EQ(collapsed.simulated_tasks, 3 + 4 + 3);  // ranks 0, 2 and 4: their own tasks
+  const Cluster cluster = ring(6);  // the pricer keeps a reference to its network
+  GraphPricer pricer(*b.w.graph, cluster, Algorithm::Auto);
+  const GraphTasks every = build_graph_tasks(*b.w.graph, every_rank(6), pricer);
+  EXPECT_EQ(collapsed.iteration_time, engine::simulate(every.graph).makespan);
+  EXPECT_EQ(every.graph.task_count(), 6 + 3 + 4 + 4u);  // computes, all-reduces, sends, receives
 }
 
 // Flow mode: alone on the network a message and a collective take their closed-form times (as in
