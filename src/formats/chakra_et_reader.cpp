@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "chakra_et.pb.h"
+#include "formats/protobuf_log_capture.h"
 
 namespace orrery {
 namespace {
@@ -236,9 +237,12 @@ bool next_message(google::protobuf::io::ZeroCopyInputStream& raw, google::protob
   if (in.BytesUntilLimit() > 0 && !parsed)
     fail(source, where() + ": truncated message: expected " + std::to_string(length) +
                      " bytes, the file ends first");
-  if (!parsed || !in.ConsumedEntireMessage())
+  if (!parsed || !in.ConsumedEntireMessage()) {
+    const std::string library = ProtobufLogCapture::message();
     fail(source, where() + ": expected a " + msg.GetTypeName() + " message of " +
-                     std::to_string(length) + " bytes, found malformed protobuf");
+                     std::to_string(length) + " bytes, found malformed protobuf" +
+                     (library.empty() ? "" : " (" + library + ")"));
+  }
   in.PopLimit(limit);
   return true;
 }
@@ -439,6 +443,7 @@ int32_t ChakraGroups::index(const std::string& name) {
 
 RankGraph read_chakra_rank(std::istream& in, const std::string& source, ChakraGroups& groups,
                            Diagnostics& diagnostics) {
+  const ProtobufLogCapture log;  // what the library rejects goes into the error instead
   google::protobuf::io::IstreamInputStream raw(&in);
   pb::GlobalMetadata metadata;
   if (!next_message(raw, metadata, source, [] { return std::string("the start of the file"); }))

@@ -152,6 +152,12 @@ TEST(ChakraEt, BrokenFilesNameTheNodeAndTheExpectation) {
             std::string::npos);
   EXPECT_NE(error_of("").find("expected the global metadata message first"), std::string::npos);
   EXPECT_NE(error_of(std::string("\x05\x0a\x03", 3)).find("truncated message"), std::string::npos);
+  // Invalid UTF-8 in a string: protobuf's reason in the one-line error, nothing else printed.
+  const std::string utf8 = error_of(std::string("\x07\x0a\x05\xff\xfe\x30\x2e\x34", 9));
+  EXPECT_NE(utf8.find("found malformed protobuf (String field 'orrery.chakra_pb.GlobalMetadata."
+                      "version' contains invalid UTF-8 data"),
+            std::string::npos)
+      << utf8;
 }
 
 // The writer's files read back as the same graph, exact durations included.
