@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const RankGraph rank = read_chakra_rank(in, fuzz::kInputName, groups, diagnostics);
     if (!program.groups.empty()) return;
     for (const GraphTask& t : rank.tasks)
-      if (t.peer > 1 || t.demand) return;
+      if (t.peer > 1 || t.has_demand) return;
     program.ranks = {rank, rank};
     EventSimulator().simulate(w, ring, {}, diagnostics);
   });

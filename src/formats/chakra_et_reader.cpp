@@ -180,11 +180,9 @@ GraphTask translate(const pb::Node& node, const std::string& source, ChakraGroup
         ++untimed;
         break;
       }
-      ComputeDemand d;
-      d.kind = KernelClass::Elementwise;
-      d.flop = static_cast<double>(nonnegative(node, "num_ops", source, flop));
-      d.bytes = static_cast<Bytes>(nonnegative(node, "tensor_size", source, bytes));
-      t.demand = d;
+      t.has_demand = true;
+      t.flop = static_cast<double>(nonnegative(node, "num_ops", source, flop));
+      t.bytes = static_cast<Bytes>(nonnegative(node, "tensor_size", source, bytes));
       break;
     }
     case pb::MEM_LOAD_NODE:
@@ -192,7 +190,7 @@ GraphTask translate(const pb::Node& node, const std::string& source, ChakraGroup
       t.kind = GraphTaskKind::Memory;
       t.bytes = static_cast<Bytes>(
           nonnegative(node, "tensor_size", source, int_attr(node, "tensor_size", source)));
-      if (!t.duration) t.demand = ComputeDemand{KernelClass::Copy, DType::FP32, 0, t.bytes, {}, 0};
+      t.has_demand = !t.duration;
       break;
     case pb::COMM_COLL_NODE:
       t.kind = GraphTaskKind::Collective;

@@ -99,9 +99,9 @@ pb::Node to_node(const GraphProgram& program, int64_t rank, const RankGraph& g, 
   switch (t.kind) {
     case GraphTaskKind::Compute:
     case GraphTaskKind::Memory:
-      if (t.demand) {
-        add_int(node, "num_ops", std::llround(t.demand->flop));
-        add_int(node, "tensor_size", static_cast<int64_t>(t.demand->bytes));
+      if (t.has_demand) {
+        add_int(node, "num_ops", std::llround(t.flop));
+        add_int(node, "tensor_size", static_cast<int64_t>(t.bytes));
       } else if (t.kind == GraphTaskKind::Memory) {
         add_int(node, "tensor_size", static_cast<int64_t>(t.bytes));
       }

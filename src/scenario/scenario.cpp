@@ -31,6 +31,9 @@ void warn_unused_options(const Scenario& s, const Workload& w, Diagnostics& diag
   unused(!s.reader.graph_config.empty(), "--graph-config", "torchviz");
   unused(s.reader_ep.has_value(), "--ep", "torchviz");
   unused(!s.reader.comm_groups.empty(), "--comm-groups", "chakra");
+  if (w.graph && (s.dp || s.gpus))
+    diagnostics.warn({}, std::string(s.dp ? "--dp" : "--gpus") +
+                             ": a Chakra trace's files set its ranks; ignored");
 }
 
 // --dp sets the data-parallel degree; a workload that does not say how many GPUs run it (and no

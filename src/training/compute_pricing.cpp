@@ -17,10 +17,11 @@ void price_graph(GraphProgram& graph, const Device& device) {
   constexpr int64_t kMaxTaskPs = int64_t{1} << 56;  // about 20 hours
   for (RankGraph& rank : graph.ranks)
     for (GraphTask& task : rank.tasks) {
-      if (task.duration || !task.demand) continue;
+      const std::optional<ComputeDemand> demand = compute_demand(task);
+      if (task.duration || !demand) continue;
       std::optional<Time> t;
       try {
-        t = kernel_time(device, *task.demand);
+        t = kernel_time(device, *demand);
       } catch (const std::out_of_range&) {  // beyond Time's range: refused below
       }
       if (!t || t->ps() > kMaxTaskPs)
@@ -38,7 +39,7 @@ bool has_compute_demands(const Workload& workload) {
   if (workload.graph)
     for (const RankGraph& rank : workload.graph->ranks)
       for (const GraphTask& task : rank.tasks)
-        if (!task.duration && task.demand) return true;
+        if (!task.duration && task.has_demand) return true;
   for (const Layer& layer : workload.program.layers)
     for (const Phase* phase : {&layer.forward, &layer.input_grad, &layer.weight_grad})
       if (!phase->kernels.empty()) return true;

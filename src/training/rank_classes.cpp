@@ -49,11 +49,7 @@ Tokens rank_tokens(const GraphProgram& program, const std::vector<Tokens>& group
     out.push_back(static_cast<int64_t>(t.kind));
     out.push_back(t.duration ? t.duration->ps() : -1);
     out.push_back(static_cast<int64_t>(t.bytes));
-    if (t.demand) {
-      out.push_back(std::bit_cast<int64_t>(t.demand->flop));
-      out.push_back(static_cast<int64_t>(t.demand->bytes));
-      out.push_back(static_cast<int64_t>(t.demand->kind));
-    }
+    if (t.has_demand) out.push_back(std::bit_cast<int64_t>(t.flop));
     if (t.kind == GraphTaskKind::Collective) {
       out.push_back(static_cast<int64_t>(t.collective));
       const Tokens& group = groups[t.group < 0 ? groups.size() - 1 : static_cast<size_t>(t.group)];

@@ -29,17 +29,30 @@ enum class GraphTaskKind : uint8_t { Compute, Memory, Collective, Send, Recv };
 
 struct GraphTask {
   GraphTaskKind kind = GraphTaskKind::Compute;
-  uint64_t node = 0;                    // the task's id in its file, for messages
-  std::optional<Time> duration;         // given by the file; absent: priced
-  std::optional<ComputeDemand> demand;  // Compute without a duration: what prices it
   CollectiveKind collective = CollectiveKind::AllReduce;
-  Bytes bytes = 0;          // Collective, Send, Recv, Memory
-  int32_t group = -1;       // Collective: index into GraphProgram::groups; -1: every rank
-  int64_t peer = -1;        // Send, Recv: the other rank
-  int64_t tag = 0;          // Send, Recv
-  uint32_t deps_begin = 0;  // [deps_begin, deps_end) in RankGraph::deps
+  // Compute or memory without a duration: priced from `flop` and `bytes` (compute_demand()).
+  bool has_demand = false;
+  int32_t group = -1;            // Collective: index into GraphProgram::groups; -1: every rank
+  uint64_t node = 0;             // the task's id in its file, for messages
+  std::optional<Time> duration;  // given by the file; absent: priced
+  double flop = 0;               // Compute with a demand: floating-point operations
+  Bytes bytes = 0;               // Collective, Send, Recv, Memory; Compute: memory traffic
+  int64_t peer = -1;             // Send, Recv: the other rank
+  int64_t tag = 0;               // Send, Recv
+  uint32_t deps_begin = 0;       // [deps_begin, deps_end) in RankGraph::deps
   uint32_t deps_end = 0;
 };
+
+// The kernel a task without a duration stands for: an element-wise kernel of `flop` and `bytes`
+// (compute), or a copy of `bytes` through device memory (memory); nullopt without a demand.
+inline std::optional<ComputeDemand> compute_demand(const GraphTask& t) {
+  if (!t.has_demand) return std::nullopt;
+  ComputeDemand d;
+  d.kind = t.kind == GraphTaskKind::Memory ? KernelClass::Copy : KernelClass::Elementwise;
+  d.flop = t.flop;
+  d.bytes = t.bytes;
+  return d;
+}
 
 struct RankGraph {
   std::string source;            // the file it was read from

@@ -111,15 +111,17 @@ TEST(ChakraEt, NodeTypesAndDependencies) {
   EXPECT_EQ(ids, (std::vector<uint64_t>{10, 11, 12, 13, 14}));
   EXPECT_EQ(g.tasks[0].duration, Time::from_us(3));
   EXPECT_FALSE(g.tasks[1].duration);
-  EXPECT_DOUBLE_EQ(g.tasks[1].demand->flop, 1000);
-  EXPECT_EQ(g.tasks[1].demand->bytes, 64u);
+  EXPECT_DOUBLE_EQ(compute_demand(g.tasks[1])->flop, 1000);
+  EXPECT_EQ(compute_demand(g.tasks[1])->bytes, 64u);
+  EXPECT_EQ(compute_demand(g.tasks[1])->kind, KernelClass::Elementwise);
   EXPECT_EQ(g.tasks[2].kind, GraphTaskKind::Send);
   EXPECT_EQ(g.tasks[2].peer, 1);
   EXPECT_EQ(g.tasks[2].tag, 7);
   EXPECT_EQ(g.tasks[3].collective, CollectiveKind::ReduceScatter);
   EXPECT_EQ(program.group_names.at(static_cast<size_t>(g.tasks[3].group)), "tp");
   EXPECT_EQ(g.tasks[4].kind, GraphTaskKind::Memory);
-  EXPECT_EQ(g.tasks[4].demand->bytes, 512u);
+  EXPECT_EQ(compute_demand(g.tasks[4])->bytes, 512u);
+  EXPECT_EQ(compute_demand(g.tasks[4])->kind, KernelClass::Copy);
   // Dependencies point at earlier tasks.
   EXPECT_EQ(g.tasks[3].deps_end - g.tasks[3].deps_begin, 1u);
   EXPECT_EQ(g.deps[g.tasks[3].deps_begin], 2u);
