@@ -51,7 +51,7 @@ FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_TIMEOUT ?= 10
 FUZZERS ?= simai_text neusight_table torchviz_dot dfmodel cluster_yaml device_yaml graph_config \
-  nccl_tests_log model_yaml
+  nccl_tests_log model_yaml chakra_et
 fuzz:
 	@scripts/install-deps.sh clang libclang-rt-dev
 	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -13,6 +13,8 @@
 #include "training/compute_pricing.h"
 #include "training/event_simulator.h"
 #include "training/flow_simulator.h"
+#include "training/graph_export.h"
+#include "training/graph_flow_simulator.h"
 
 namespace orrery {
 namespace {
@@ -28,6 +30,10 @@ void warn_unused_options(const Scenario& s, const Workload& w, Diagnostics& diag
   unused(s.reader.comm_dtype.has_value(), "--comm-dtype", "neusight");
   unused(!s.reader.graph_config.empty(), "--graph-config", "torchviz");
   unused(s.reader_ep.has_value(), "--ep", "torchviz");
+  unused(!s.reader.comm_groups.empty(), "--comm-groups", "chakra");
+  if (w.graph && (s.dp || s.gpus))
+    diagnostics.warn({}, std::string(s.dp ? "--dp" : "--gpus") +
+                             ": a Chakra trace's files set its ranks; ignored");
 }
 
 // --dp sets the data-parallel degree; a workload that does not say how many GPUs run it (and no
@@ -130,7 +136,43 @@ Job model_job(const Scenario& s) {
   return job;
 }
 
+// A workload file read, sized and priced.
+Job file_job(const Scenario& s, const std::string& path) {
+  Job job;
+  ReaderOptions reader = s.reader;
+  reader.ep = s.reader_ep.value_or(1);
+  job.workload = read_workload_file(path, s.format, reader, job.diagnostics);
+  warn_unused_options(s, job.workload, job.diagnostics);
+  set_world_size(s, job.workload, job.diagnostics);
+  if (has_compute_demands(job.workload)) {
+    job.device = compute_device(s.cluster, s.device, job.diagnostics);
+    price_compute(job.workload, *job.device);
+  } else if (!s.device.empty()) {
+    job.diagnostics.warn({}, "--device: '" + job.workload.name +
+                                 "' gives its compute times; no device model applies");
+  }
+  return job;
+}
+
 }  // namespace
+
+ExportedGraph export_graph(const Scenario& s, Diagnostics& diagnostics) {
+  if (s.model && !s.workload_files.empty())
+    throw InputError("--model replaces the workload file; give one or the other");
+  if (!s.model && s.workload_files.size() != 1)
+    throw InputError("expected one workload file or --model to convert");
+  Job job = s.model ? model_job(s) : file_job(s, s.workload_files.front());
+  if (job.workload.graph)
+    throw InputError({job.workload.source, 0}, "the workload is a Chakra trace already");
+  SimulationOptions options = s.options;
+  if (!s.model) options.world_size = s.gpus;
+  ExportedGraph out;
+  out.name = job.workload.name;
+  out.graph = export_task_graphs(job.workload, s.cluster, options, job.diagnostics);
+  for (const Warning& w : job.diagnostics.warnings())
+    diagnostics.warn(w.where, w.message);
+  return out;
+}
 
 PricedModel priced_model(const ModelScenario& m, const Cluster& cluster,
                          const std::string& device_override) {
@@ -179,21 +221,8 @@ Prediction predict(const Scenario& s) {
   } else {
     if (s.workload_files.empty()) throw InputError("expected a workload file or --model");
     if (s.dp && s.gpus) throw InputError("--dp and --gpus both set the world size; give one");
-    for (const std::string& path : s.workload_files) {
-      Job& job = jobs.emplace_back();
-      ReaderOptions reader = s.reader;
-      reader.ep = s.reader_ep.value_or(1);
-      job.workload = read_workload_file(path, s.format, reader, job.diagnostics);
-      warn_unused_options(s, job.workload, job.diagnostics);
-      set_world_size(s, job.workload, job.diagnostics);
-      if (has_compute_demands(job.workload)) {
-        job.device = compute_device(s.cluster, s.device, job.diagnostics);
-        price_compute(job.workload, *job.device);
-      } else if (!s.device.empty()) {
-        job.diagnostics.warn({}, "--device: '" + job.workload.name +
-                                     "' gives its compute times; no device model applies");
-      }
-    }
+    for (const std::string& path : s.workload_files)
+      jobs.push_back(file_job(s, path));
   }
   const bool several = jobs.size() > 1;
   const bool simai = s.compat == "simai";
@@ -203,6 +232,12 @@ Prediction predict(const Scenario& s) {
                      "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
                      "--compat simai (the event mode models overlap itself; see --no-overlap)");
   if (several && simai) throw InputError("several workloads: --compat takes one workload");
+  for (const Job& job : jobs)
+    if (job.workload.graph && (mode == "analytical" || simai || several))
+      throw InputError({job.workload.source, 0},
+                       "a Chakra trace runs alone, in event or flow mode (not with --mode " + mode +
+                           (simai ? " --compat simai" : "") +
+                           (several ? " and other workloads" : "") + ")");
 
   if (simai) {
     const Workload& workload = jobs.front().workload;
@@ -228,7 +263,10 @@ Prediction predict(const Scenario& s) {
   } else {
     SimulationOptions options = s.options;
     if (!s.model) options.world_size = s.gpus;
-    if (mode == "flow") {
+    if (mode == "flow" && jobs.front().workload.graph) {
+      out.results.push_back(simulate_task_graph_flows(jobs.front().workload, s.cluster, options,
+                                                      jobs.front().diagnostics));
+    } else if (mode == "flow") {
       std::vector<const Workload*> workloads;
       std::vector<Diagnostics*> sinks;
       for (Job& job : jobs) {

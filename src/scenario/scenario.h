@@ -69,6 +69,15 @@ struct Prediction {
 // Throws InputError for anything the scenario asks that cannot be done.
 Prediction predict(const Scenario& scenario);
 
+// The scenario's one workload (a file or the model) as every rank's task graph, priced on its
+// cluster as the event mode runs it (training/graph_export.h), and the workload's name. Warnings
+// go to `diagnostics`.
+struct ExportedGraph {
+  std::string name;
+  GraphProgram graph;
+};
+ExportedGraph export_graph(const Scenario& scenario, Diagnostics& diagnostics);
+
 // A model scenario's resolved plan, its generated iteration with the compute priced on the
 // cluster's GPU (or the device override), and that device. Throws InputError naming the flag for a
 // plan that cannot run.
