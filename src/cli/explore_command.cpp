@@ -14,6 +14,7 @@
 #include "cli/plan_options.h"
 #include "core/diagnostics.h"
 #include "core/dtype.h"
+#include "core/progress_bar.h"
 #include "explore/search.h"
 #include "models/model_file.h"
 #include "workload/parallelism.h"
@@ -194,8 +195,11 @@ void print_text(const explore::SearchRequest& r, const explore::SearchResult& s)
 int run_explore(const ExploreArgs& a, explore::Distribution* distribution) {
   for (const std::string* input : {&a.model, &a.cluster, &a.device})
     protect_input_file(*input);
-  const explore::SearchRequest request = search_request(a);
+  explore::SearchRequest request = search_request(a);
   const bool root = !distribution || distribution->rank() == 0;
+  // Only rank 0 draws the bar (each rank reports its own share), and never with --quiet.
+  ProgressBar bar("evaluating plans", root && !a.quiet && ProgressBar::stderr_is_terminal());
+  request.progress = [&bar](double fraction) { bar.update(fraction); };
   std::unique_ptr<explore::ResultStore> store;
   std::exception_ptr refused;  // rank 0's database error, raised once every rank knows of it
   try {
@@ -266,7 +270,7 @@ std::function<int()> add_explore_command(CLI::App& app, explore::Distribution* d
       ->check(integer_in(1, 1024))
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print the answer as JSON");
-  cmd->add_flag("--quiet", a->quiet, "No progress output (there is none yet)");
+  cmd->add_flag("--quiet", a->quiet, "No progress bar (drawn on a terminal's stderr only)");
   return [cmd, a, distribution]() {
     a->command = "orrery explore";
     for (const CLI::Option* o : cmd->get_options())

@@ -139,6 +139,7 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution
     if (!done[i]) mine.push_back(i);
   std::vector<IndexedEvaluation> evaluated;
   const auto start = std::chrono::steady_clock::now();
+  size_t finished = 0;
   parallel_for(mine.size(), r.threads, [&](size_t k) {
     const size_t i = mine[k];
     const PlanPoint& point = survivors[i];
@@ -148,6 +149,7 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution
       evaluated.push_back({i, std::move(e)});
     else
       take(i, e);
+    if (r.progress) r.progress(static_cast<double>(++finished) / static_cast<double>(mine.size()));
   });
   if (distribution) {
     std::vector<IndexedEvaluation> all = distribution->gather(evaluated);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct SearchRequest {
   size_t recheck = 10;                 // of the best, re-checked in event mode
   std::string rank_by = "analytical";  // or "event"
   int threads = 1;
+  // Called with the fraction of this process's evaluations done, from whichever thread finished
+  // one (under a lock); empty: no progress reported.
+  std::function<void(double)> progress;
 };
 
 struct SearchCounts {

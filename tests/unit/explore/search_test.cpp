@@ -2,6 +2,8 @@
 // and the errors a request gets before any work.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/diagnostics.h"
 #include "explore/search.h"
 #include "models/model_file.h"
@@ -83,6 +85,21 @@ TEST(Search, DataParallelBeatsTensorParallelForASmallModel) {
   const SearchResult s = run_search(r, nullptr);
   ASSERT_FALSE(s.best.empty());
   EXPECT_EQ(s.best[0].point.plan.tp, 1);
+}
+
+// Progress / one report per evaluated plan, rising to exactly 1, because the callback follows
+// the evaluations this process makes (here all of them, on two threads).
+TEST(Search, ProgressRisesToOnePerEvaluatedPlan) {
+  SearchRequest r =
+      request("gpt3-1.3b", "dgx-a100", 8, 64,
+              {"tp=1,2,8", "pp=1", "mbs=1", "recompute=none", "zero=1", "sequence-parallel=1,0"});
+  r.threads = 2;
+  std::vector<double> seen;
+  r.progress = [&seen](double fraction) { seen.push_back(fraction); };
+  const SearchResult s = run_search(r, nullptr);
+  ASSERT_EQ(static_cast<int64_t>(seen.size()), s.counts.evaluated);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
 }
 
 // On a small space the analytical ranking's top 3 holds the plan event mode finds best.
