@@ -304,6 +304,7 @@ class Generator {
   void transformer_layer(Workload& w, int32_t set, bool moe, const std::string& name) {
     Program& program = w.program;
     const size_t first = program.layers.size();
+    if (fully_sharded()) parameter_gather(program, set, moe, name, false);
     attention_block(program, set, name);
     if (moe)
       moe_block(program, set, name);
@@ -314,6 +315,38 @@ class Generator {
       w.recompute.checkpoints.push_back(static_cast<int64_t>(first));
       w.recompute.triggers.push_back(static_cast<int64_t>(program.layers.size() - 1));
     }
+    if (fully_sharded()) parameter_gather(program, set, moe, name, true);
+  }
+
+  // ZeRO-3 (FSDP-style): parameters are sharded over the data-parallel group, so each layer's
+  // are all-gathered before its forward and again before its backward, and its gradients are
+  // reduce-scattered once its backward is done (overlapped, on the data-parallel stream). The
+  // gathers block the compute (no prefetch of the next layer's parameters: an upper bound).
+  bool fully_sharded() const { return p_.zero >= 3 && p_.dp * p_.cp > 1; }
+  std::pair<double, double> local_layer_parameters(bool moe) const {
+    int64_t layer = 0;
+    while (layer + 1 < spec_.layers && spec_.is_moe_layer(layer) != moe)
+      ++layer;
+    const ParameterCount c = layer_parameter_count(spec_, layer);
+    const double dense = static_cast<double>(c.attention + c.mlp + c.shared_experts) / t_ +
+                         static_cast<double>(c.router + c.norms);
+    return {dense, static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep)};
+  }
+  void parameter_gather(Program& program, int32_t set, bool moe, const std::string& name,
+                        bool backward) {
+    const auto [dense, expert] = local_layer_parameters(moe);
+    const auto add = [&](const std::string& what, CommGroup group, double params) {
+      Layer& g = record(program, name + " " + what + (backward ? " re-gather" : " gather"), set);
+      if (backward) {
+        g.input_grad.comm = comm(CollectiveKind::AllGather, group, params * vb_);
+      } else {
+        g.forward.comm = comm(CollectiveKind::AllGather, group, params * vb_);
+        g.weight_grad.comm = comm(CollectiveKind::ReduceScatter, group, params * kGradientBytes);
+      }
+    };
+    add("parameter", CommGroup::Data, dense);
+    if (expert > 0 && p_.dp / p_.ep * p_.cp > 1)
+      add("expert parameter", CommGroup::ExpertData, expert);
   }
 
   // Core attention's kernels for one micro-batch on one tensor-parallel rank.
@@ -568,11 +601,11 @@ class Generator {
     const ParameterCount whole = parameter_count(spec_);
     const bool sharded = p_.distributed_optimizer || p_.zero >= 1;
     for (int64_t s = 0; s < p_.pp; ++s) {
-      double dense = 0, expert = 0;
+      double layers_dense = 0, expert = 0, dense = 0;
       for (const int64_t l : layout_.stage_layer_indices(s)) {
         const ParameterCount c = layer_parameter_count(spec_, l);
-        dense += static_cast<double>(c.attention + c.mlp + c.shared_experts) / t_ +
-                 static_cast<double>(c.router + c.norms);
+        layers_dense += static_cast<double>(c.attention + c.mlp + c.shared_experts) / t_ +
+                        static_cast<double>(c.router + c.norms);
         expert += static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep);
       }
       if (s == 0) dense += static_cast<double>(whole.embedding) / t_ + whole.position;
@@ -581,6 +614,11 @@ class Generator {
                                                                         : whole.lm_head) /
                      t_ +
                  static_cast<double>(spec_.hidden);
+      // Under ZeRO-3 the layers' parameters are gathered and reduced layer by layer
+      // (parameter_gather); the rows here carry the embedding and head only.
+      const double reduced_dense = fully_sharded() ? dense : dense + layers_dense;
+      const double reduced_expert = fully_sharded() ? 0 : expert;
+      dense += layers_dense;
       std::vector<bool> only(static_cast<size_t>(vs), false);
       only[static_cast<size_t>(s)] = true;  // chunk 0 of stage s: the row runs on stage s
       const int32_t set = p_.pp > 1 ? set_of(only) : -1;
@@ -593,8 +631,8 @@ class Generator {
             comm(sharded ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, group,
                  params * kGradientBytes);
       };
-      reduction("dense", CommGroup::Data, dense, p_.dp * p_.cp);
-      reduction("expert", CommGroup::ExpertData, expert, p_.dp / p_.ep * p_.cp);
+      reduction("dense", CommGroup::Data, reduced_dense, p_.dp * p_.cp);
+      reduction("expert", CommGroup::ExpertData, reduced_expert, p_.dp / p_.ep * p_.cp);
       // Adam over the local shard: read the fp32 gradient, read and write the fp32 master weight,
       // momentum and variance, write the bf16 weight (30 bytes), the gradient-norm read (4); then
       // zero the whole fp32 gradient buffer (4 per local parameter).
@@ -610,10 +648,11 @@ class Generator {
       }
       if (sharded && p_.dp * p_.cp > 1) {
         Layer& g = record(program, "parameter all-gather" + stage, set);
-        g.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, dense * vb_);
-        if (expert > 0 && p_.dp / p_.ep * p_.cp > 1) {
+        g.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, reduced_dense * vb_);
+        if (reduced_expert > 0 && p_.dp / p_.ep * p_.cp > 1) {
           Layer& x = record(program, "expert parameter all-gather" + stage, set);
-          x.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::ExpertData, expert * vb_);
+          x.weight_grad.comm =
+              comm(CollectiveKind::AllGather, CommGroup::ExpertData, reduced_expert * vb_);
         }
       }
     }

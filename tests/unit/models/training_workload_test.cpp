@@ -105,6 +105,52 @@ TEST(TrainingWorkload, FullRecomputeReRunsEveryLayer) {
   EXPECT_EQ(t.workload.program.micro_batches[0].end, t.workload.program.micro_batches[1].end);
 }
 
+// ZeRO-3 on GPT-3 1.3B (h = 2048, 24 layers), TP 1, DP 16 / every layer gathers its
+// 12 h^2 + 13 h = 50,358,272 parameters in bf16 (100,716,544 bytes) before its forward and again
+// before its backward, and reduce-scatters their fp32 gradients (201,433,088 bytes) after it;
+// the iteration's gradient reduction keeps only the embedding and the head, because the layers
+// were reduced one by one.
+TEST(TrainingWorkload, ZeroThreeGathersEveryLayerTwice) {
+  const ModelSpec m = load_model("gpt3-1.3b");
+  ParallelPlan p = plan(1, 1, 2);
+  p.dp = 16;
+  p.zero = 3;
+  const Program& program = generate_training_workload(m, p).workload.program;
+  int gathers = 0, regathers = 0;
+  for (size_t i = program.micro_batches[0].begin; i < program.micro_batches[0].end; ++i) {
+    const Layer& l = program.layers[i];
+    if (l.name.ends_with("parameter gather")) {
+      ++gathers;
+      ASSERT_TRUE(l.forward.comm && l.weight_grad.comm) << l.name;
+      EXPECT_EQ(l.forward.comm->kind, CollectiveKind::AllGather);
+      EXPECT_EQ(l.forward.comm->group, CommGroup::Data);
+      EXPECT_EQ(l.forward.comm->bytes, 100'716'544u);
+      EXPECT_EQ(l.weight_grad.comm->kind, CollectiveKind::ReduceScatter);
+      EXPECT_EQ(l.weight_grad.comm->bytes, 201'433'088u);
+    }
+    if (l.name.ends_with("parameter re-gather")) {
+      ++regathers;
+      ASSERT_TRUE(l.input_grad.comm) << l.name;
+      EXPECT_EQ(l.input_grad.comm->bytes, 100'716'544u);
+    }
+  }
+  EXPECT_EQ(gathers, 24);
+  EXPECT_EQ(regathers, 24);
+  // Iteration rows: the embedding with its positions, and the LM head with the final norm's
+  // h weights, are all that is left to reduce at the end (fp32).
+  const ParameterCount whole = parameter_count(m);
+  bool reduced = false;
+  for (size_t i = program.after.begin; i < program.after.end; ++i) {
+    const Layer& l = program.layers[i];
+    if (l.name != "dense gradient reduction") continue;
+    reduced = true;
+    const double expected =
+        static_cast<double>(whole.embedding + whole.position + whole.lm_head + m.hidden) * 4;
+    EXPECT_EQ(l.weight_grad.comm->bytes, static_cast<Bytes>(expected));
+  }
+  EXPECT_TRUE(reduced);
+}
+
 // Mixtral 8x7B with EP 8, TP 1 / a MoE layer dispatches and combines its routed tokens over the
 // expert group: four all-to-alls of N k h values per layer (two forward, two backward).
 TEST(TrainingWorkload, MoeLayersExchangeTokensOverTheExpertGroup) {
