@@ -102,9 +102,11 @@ TEST(CollectiveValidation, NcclTestsSingleServerMape) {
   }
   // MAPE ceilings (%) per GPU, collective and range: what the model reaches (docs/network.md,
   // "Validation", re-run by this test) plus about one point of slack. Rows marked check were
-  // not fitted; every other row is in-sample. Known one-sided biases: the H100 all-gather and
-  // reduce-scatter above 64 MiB are 5-8 % too fast on all 9 points each, the A100 reduce-scatter
-  // too slow in every range (+5 to +23 %).
+  // not fitted; every other row is in-sample. The A100 rows have no single-server check: every
+  // A100 point of the repository's one-server data was fitted. Their held-out check is across
+  // servers (set S1 in NcclTestsAcrossServersMape, 2 x 8 A100). Known one-sided biases: the H100
+  // all-gather and reduce-scatter above 64 MiB are 5-8 % too fast on all 9 points each; the A100
+  // reduce-scatter is too slow on average in every range (+5 to +23 %).
   const std::map<std::tuple<std::string, std::string, std::string>, double> ceiling = {
       {{"A100", "all_reduce", "<1MiB"}, 32},       {{"A100", "all_reduce", "1-64MiB"}, 18},
       {{"A100", "all_reduce", ">64MiB"}, 6.5},     {{"A100", "all_gather", "<1MiB"}, 20.5},
