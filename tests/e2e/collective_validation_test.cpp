@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -101,7 +102,11 @@ TEST(CollectiveValidation, NcclTestsSingleServerMape) {
   }
   // MAPE ceilings (%) per GPU, collective and range: what the model reaches (docs/network.md,
   // "Validation", re-run by this test) plus about one point of slack. Rows marked check were
-  // not fitted.
+  // not fitted; every other row is in-sample. The A100 rows have no single-server check: every
+  // A100 point of the repository's one-server data was fitted. Their held-out check is across
+  // servers (set S1 in NcclTestsAcrossServersMape, 2 x 8 A100). Known one-sided biases: the H100
+  // all-gather and reduce-scatter above 64 MiB are 5-8 % too fast on all 9 points each; the A100
+  // reduce-scatter is too slow on average in every range (+5 to +23 %).
   const std::map<std::tuple<std::string, std::string, std::string>, double> ceiling = {
       {{"A100", "all_reduce", "<1MiB"}, 32},       {{"A100", "all_reduce", "1-64MiB"}, 18},
       {{"A100", "all_reduce", ">64MiB"}, 6.5},     {{"A100", "all_gather", "<1MiB"}, 20.5},
@@ -129,21 +134,29 @@ TEST(CollectiveValidation, NcclTestsSingleServerMape) {
   }
 }
 
-// Table 1b-3 (nccl issue #1455, 8x H100, 2-4 GiB, checks): ring 365-370 GB/s bus bandwidth for
-// 2 to 8 GPUs; NVLS 420, 440, 460, 480 GB/s on 5, 6, 7, 8 GPUs and no better than ring below.
+// Table 1b-3 (nccl issue #1455, 8x H100, 2-4 GiB, checks: not fitted): ring 365-370 GB/s bus
+// bandwidth for 2 to 8 GPUs; NVLS 420, 440, 460, 480 GB/s on 5, 6, 7, 8 GPUs and no better than
+// ring below. Known errors (docs/network.md, "Validation"): ring 330 / 373 / 386 GB/s on 2 / 4 / 8
+// GPUs against 367.5 (-10 %, +1.5 %, +5 %), NVLS 390 / 421 / 444 / 463 GB/s (slower than published
+// at every point, by 3.5 to 7 %). Each tolerance is the largest of its errors plus about one point.
+constexpr double kRingTolerance = 0.11;  // relative; known bias -10 % (2 GPUs) to +5 % (8 GPUs)
+constexpr double kNvlsTolerance = 0.08;  // relative; known bias -7 % (5 GPUs) to -3.5 % (8 GPUs)
+
 TEST(CollectiveValidation, H100RingAndNvlsByGpuCount) {
   const auto busbw = [](int gpus, const char* algo) {
     const CliRun r = orrery(
         "collective --json --op allreduce --size 4GiB --cluster hgx-h100 "
         "--ranks " +
         std::to_string(gpus) + " --algo " + algo);
-    return nlohmann::json::parse(r.out)["results"][0]["busbw_GBps"].get<double>();
+    const double gbps = nlohmann::json::parse(r.out)["results"][0]["busbw_GBps"].get<double>();
+    std::printf("%d GPUs, %s: %.0f GB/s\n", gpus, algo, gbps);
+    return gbps;
   };
   for (const int gpus : {2, 4, 8})
-    EXPECT_NEAR(busbw(gpus, "ring"), 367.5, 367.5 * 0.11) << gpus;
+    EXPECT_NEAR(busbw(gpus, "ring"), 367.5, 367.5 * kRingTolerance) << gpus;
   const std::pair<int, double> nvls[] = {{5, 420}, {6, 440}, {7, 460}, {8, 480}};
   for (const auto& [gpus, published] : nvls)
-    EXPECT_NEAR(busbw(gpus, "auto"), published, published * 0.08) << gpus;
+    EXPECT_NEAR(busbw(gpus, "auto"), published, published * kNvlsTolerance) << gpus;
 }
 
 // Across servers: every point of tests/data/nccl_tests_multi_node.csv (published multi-node

@@ -40,6 +40,12 @@ std::vector<std::vector<std::string>> rows(const std::string& file) {
   return out;
 }
 
+// MAPE ceilings (%), each today's MAPE (docs/validation.md) plus under half a point. Every row of
+// both tables is a check: no constant was fitted on them. Known bias: every Selene row and all NeMo
+// rows but Nemotron-340B (+0.8 %) are predicted too fast, the NeMo rows with TP 1 by 16-21 %.
+constexpr double kSeleneMapeCeiling = 7.5;  // today 7.2 %; the goal is 5 %
+constexpr double kNemoMapeCeiling = 11.0;   // today 10.6 %; the goal is 10 %
+
 double predicted_seconds(const std::string& args) {
   const CliRun r = orrery("simulate " + args + " --json");
   EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
@@ -67,7 +73,7 @@ TEST(TrainingValidation, MegatronSeleneTable5) {
   }
   const double mape = 100 * abs_sum / static_cast<double>(table.size());
   std::printf("MAPE %.2f %%\n", mape);
-  EXPECT_LE(mape, 7.5);  // docs/validation.md: 7.2 %; the goal is 5 %
+  EXPECT_LE(mape, kSeleneMapeCeiling);
 }
 
 // NeMo 24.07 as its recipes run: FP8, the distributed optimizer, sequence parallelism with TP > 1,
@@ -93,7 +99,7 @@ TEST(TrainingValidation, NemoH100Fp8) {
   ASSERT_EQ(predicted, 12);
   const double mape = 100 * abs_sum / predicted;
   std::printf("MAPE %.2f %%\n", mape);
-  EXPECT_LE(mape, 11.0);  // docs/validation.md: 10.6 %; the goal is 10 %
+  EXPECT_LE(mape, kNemoMapeCeiling);
 }
 
 }  // namespace

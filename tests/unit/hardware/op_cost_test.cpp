@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -182,7 +183,7 @@ constexpr Measured kGemms[] = {
 
 void expect_calibrated(const char* device_name, double Measured::*column, size_t points) {
   const Device device = load_device(device_name);
-  double sum = 0;
+  double sum = 0, largest = 0;
   size_t n = 0;
   for (const Measured& g : kGemms) {
     if (g.*column == 0) continue;
@@ -191,14 +192,18 @@ void expect_calibrated(const char* device_name, double Measured::*column, size_t
     EXPECT_LT(std::fabs(error), 0.15) << device_name << " " << g.m << "x" << g.n << "x" << g.k
                                       << ": modelled " << modelled << " us, measured " << g.*column;
     sum += std::fabs(error);
+    largest = std::max(largest, std::fabs(error));
     ++n;
   }
   EXPECT_EQ(n, points);
   EXPECT_LT(sum / static_cast<double>(n), 0.05) << device_name << " mean absolute error";
-  std::printf("%s: mean absolute error %.2f %% over %zu GEMMs\n", device_name,
-              100 * sum / static_cast<double>(n), n);
+  std::printf("%s: mean absolute error %.2f %%, largest %.1f %%, over %zu GEMMs\n", device_name,
+              100 * sum / static_cast<double>(n), 100 * largest, n);
 }
 
+// The GEMM tables are the data the presets were fitted on, so these two tests are in-sample: they
+// hold the fit, not check it. The GEMM model's check against data it was not fitted on is Table 2-1
+// (LargeGemmsApproachTheMeasuredMaximum below).
 TEST(Calibration, A100GemmTimesWithin15PercentOfMeasured) {
   expect_calibrated("A100-SXM4-80GB", &Measured::a100_us, 40);
 }
@@ -207,13 +212,74 @@ TEST(Calibration, H100GemmTimesWithin15PercentOfMeasured) {
   expect_calibrated("H100-SXM5-80GB", &Measured::h100_us, 45);
 }
 
+// Table 2-1 (best shape of a brute-force search): A100 SXM 271.2 and H100 SXM 794.5 TFLOP/s. A
+// check: Table 2-1 was not fitted. The model gives 269.6 (-0.6 %) and 773 (-2.7 %) for 8192^3: it
+// is slower than the best measured shape on both devices (docs/compute-model.md, "Validation").
 TEST(Calibration, LargeGemmsApproachTheMeasuredMaximum) {
-  // Table 2-1 (best shape of a brute-force search): A100 SXM 271.2 and H100 SXM 794.5 TFLOP/s.
+  constexpr double kTolerance = 0.05;  // relative; the H100's -2.7 % is the larger error
   const ComputeDemand big = gemm(8192, 8192, 8192);
-  EXPECT_NEAR(big.flop / kernel_time(load_device("A100-80GB"), big).seconds() / 1e12, 271.2,
-              271.2 * 0.05);
-  EXPECT_NEAR(big.flop / kernel_time(load_device("H100"), big).seconds() / 1e12, 794.5,
-              794.5 * 0.05);
+  const double a100 = big.flop / kernel_time(load_device("A100-80GB"), big).seconds() / 1e12;
+  const double h100 = big.flop / kernel_time(load_device("H100"), big).seconds() / 1e12;
+  std::printf("8192^3: A100 %.1f, H100 %.1f TFLOP/s\n", a100, h100);
+  EXPECT_NEAR(a100, 271.2, 271.2 * kTolerance);
+  EXPECT_NEAR(h100, 794.5, 794.5 * kTolerance);
+}
+
+// Fused causal attention forward, BF16, head dim 128, 32 heads (causal FLOPs 2 b h s^2 d, as the
+// tables count them).
+ComputeDemand causal_attention(int64_t batch, int64_t seq) {
+  ComputeDemand d;
+  d.kind = KernelClass::Attention;
+  d.dtype = DType::BF16;
+  d.gemm = {batch * 32, seq, seq, 128};
+  d.flop = 2.0 * static_cast<double>(batch * 32) * static_cast<double>(seq * seq) * 128;
+  d.bytes = static_cast<Bytes>(4 * 2 * batch * 32 * seq * 128);  // Q, K, V and O in BF16
+  return d;
+}
+
+// Table 2-6 (TensorRT-LLM's context attention, 32 KV heads, 16k tokens per batch) is what the
+// presets' efficiency.attention and attention_half_sequence were fitted on: in-sample, each point
+// within 5 % (the preset headers: A100 largest 1.8 %, H100 3.8 %).
+TEST(Calibration, FusedAttentionFitOnTable2_6) {
+  constexpr double kTolerance = 0.05;
+  struct Row {
+    int64_t batch, seq;
+    double a100_ms, h100_ms;
+  };
+  constexpr Row kRows[] = {{32, 512, 1.153, 0.538}, {16, 1024, 1.577, 0.636},
+                           {8, 2048, 2.430, 0.891}, {4, 4096, 4.232, 1.404},
+                           {2, 8192, 7.959, 2.236}, {1, 16384, 15.048, 4.332}};
+  const Device a100 = load_device("A100-SXM4-80GB"), h100 = load_device("H100-SXM5-80GB");
+  for (const Row& r : kRows) {
+    const ComputeDemand a = causal_attention(r.batch, r.seq);
+    const double a100_ms = kernel_time(a100, a).seconds() * 1e3;
+    const double h100_ms = kernel_time(h100, a).seconds() * 1e3;
+    std::printf("seq %lld: A100 %+.1f %%, H100 %+.1f %%\n", static_cast<long long>(r.seq),
+                100 * (a100_ms / r.a100_ms - 1), 100 * (h100_ms / r.h100_ms - 1));
+    EXPECT_NEAR(a100_ms, r.a100_ms, r.a100_ms * kTolerance) << r.seq;
+    EXPECT_NEAR(h100_ms, r.h100_ms, r.h100_ms * kTolerance) << r.seq;
+  }
+}
+
+// The check of that fit: Table 2-8, FlashAttention-3's causal forward on H100 (16k tokens per
+// batch, head dim 128; read off the paper's charts). It was not fitted, and the fit does not meet
+// it: FlashAttention-3 is 1.2 to 2.3 times the rate of the inference kernel the preset was fitted
+// on, most at short sequences (the model's rate is 44 % of FA3's at 512, 84 % at 16k). The test
+// holds that known bias (the model slower at every point, by no more than the band below), so a
+// change to the attention term shows here; docs/compute-model.md, "Validation".
+TEST(Calibration, FusedAttentionAgainstFlashAttention3IsSlower) {
+  constexpr double kLeastRateRatio = 0.40, kMostRateRatio = 0.90;  // model rate / FA3 rate
+  const std::pair<int64_t, double> kFa3[] = {{512, 292},  {1024, 423}, {2048, 521},
+                                             {4096, 579}, {8192, 602}, {16384, 616}};
+  const Device h100 = load_device("H100-SXM5-80GB");
+  for (const auto& [seq, fa3_tflops] : kFa3) {
+    const ComputeDemand a = causal_attention(16384 / seq, seq);
+    const double ratio = a.flop / kernel_time(h100, a).seconds() / 1e12 / fa3_tflops;
+    std::printf("seq %lld: model / FlashAttention-3 rate %.2f\n", static_cast<long long>(seq),
+                ratio);
+    EXPECT_GE(ratio, kLeastRateRatio) << seq;
+    EXPECT_LE(ratio, kMostRateRatio) << seq;
+  }
 }
 
 // toy at 4 TFLOP/s bf16 with attention efficiency 0.5 and half rate at a 1,000-token key length /
