@@ -374,16 +374,18 @@ Result to_result(const Workload& workload, const Options& options, const Report&
     result.layers.push_back(std::move(t));
   }
 
+  // The summary columns as SimAI prints them: whole microseconds (its fixed(v, 0)).
+  const auto printed = [](double us) { return std::isfinite(us) ? std::nearbyint(us) : us; };
   result.peer = PeerFigures{"simai",
-                            {{"total_us", s.total},
-                             {"expose_dp_us", s.expose_dp},
-                             {"expose_dp_ep_us", s.expose_dp_ep},
-                             {"expose_tp_us", s.expose_tp},
-                             {"expose_ep_us", s.expose_ep},
-                             {"expose_pp_us", s.expose_pp},
-                             {"bubble_us", s.bubble},
-                             {"total_comp_us", s.compute},
-                             {"total_exposed_us", s.exposed}}};
+                            {{"total_us", printed(s.total)},
+                             {"expose_dp_us", printed(s.expose_dp)},
+                             {"expose_dp_ep_us", printed(s.expose_dp_ep)},
+                             {"expose_tp_us", printed(s.expose_tp)},
+                             {"expose_ep_us", printed(s.expose_ep)},
+                             {"expose_pp_us", printed(s.expose_pp)},
+                             {"bubble_us", printed(s.bubble)},
+                             {"total_comp_us", printed(s.compute)},
+                             {"total_exposed_us", printed(s.exposed)}}};
   return result;
 }
 

@@ -18,6 +18,9 @@ struct ReaderOptions {
   // torchviz graphs (formats/torchviz_dot.h).
   std::string graph_config;  // side-car YAML path (--graph-config); empty: every default
   int64_t ep = 1;            // expert-parallel degree for experts.* parameters (--ep)
+  // SimAI text read for the SimAI-compatible mode: no warning about what the event simulator
+  // would do with the file.
+  bool simai_compat = false;
 };
 
 }  // namespace orrery

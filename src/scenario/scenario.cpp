@@ -18,9 +18,11 @@ namespace orrery {
 namespace {
 
 // Options that the workload's format does not use are reported, not silently dropped.
-void warn_unused_options(const Scenario& s, const Workload& w, Diagnostics& diagnostics) {
+// `format`: the workload's, or "model" for --model.
+void warn_unused_options(const Scenario& s, const std::string& workload_format,
+                         Diagnostics& diagnostics) {
   const auto unused = [&](bool given, const std::string& flag, const std::string& format) {
-    if (given && w.format != format)
+    if (given && workload_format != format)
       diagnostics.warn({}, flag + " applies to " + format + " workloads only; ignored");
   };
   unused(s.reader.layers.has_value(), "--layers", "neusight");
@@ -28,6 +30,8 @@ void warn_unused_options(const Scenario& s, const Workload& w, Diagnostics& diag
   unused(s.reader.comm_dtype.has_value(), "--comm-dtype", "neusight");
   unused(!s.reader.graph_config.empty(), "--graph-config", "torchviz");
   unused(s.reader_ep.has_value(), "--ep", "torchviz");
+  if (!s.simai_busbw.empty() && s.compat != "simai")
+    diagnostics.warn({}, "--busbw (SimAI's -busbw) applies only to SimAI-compatible runs; ignored");
 }
 
 // --dp sets the data-parallel degree; a workload that does not say how many GPUs run it (and no
@@ -183,6 +187,7 @@ Prediction predict(const Scenario& s) {
     if (!s.compat.empty()) throw InputError("--compat applies to workload files, not --model");
     if (s.dp) throw InputError("--dp: with --model, the GPU count (--gpus) sets dp");
     jobs.push_back(model_job(s));
+    warn_unused_options(s, "model", jobs.back().diagnostics);
   } else {
     if (s.workload_files.empty()) throw InputError("expected a workload file or --model");
     if (s.dp && s.gpus) throw InputError("--dp and --gpus both set the world size; give one");
@@ -190,8 +195,9 @@ Prediction predict(const Scenario& s) {
       Job& job = jobs.emplace_back();
       ReaderOptions reader = s.reader;
       reader.ep = s.reader_ep.value_or(1);
+      reader.simai_compat = s.compat == "simai";
       job.workload = read_workload_file(path, s.format, reader, job.diagnostics);
-      warn_unused_options(s, job.workload, job.diagnostics);
+      warn_unused_options(s, job.workload.format, job.diagnostics);
       set_world_size(s, job.workload, job.diagnostics);
       if (has_compute_demands(job.workload)) {
         job.device = compute_device(s.cluster, s.device, job.diagnostics);
@@ -262,6 +268,12 @@ Prediction predict(const Scenario& s) {
     Result& r = out.results[k];
     Job& job = jobs[k];
     r.device = job.device ? job.device->name : "";
+    if (!job.device && !job.workload.program.layers.empty()) {
+      // The file's times are used as they are, whatever GPU the cluster has.
+      const bool known = !device_preset_text(s.cluster.gpu).empty();
+      r.compute_source = "from the workload file" +
+                         (known ? ", not rescaled to " + s.cluster.gpu : std::string());
+    }
     r.model = job.workload.model;
     r.memory = job.memory;
     if (job.training)
