@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "compat/simai_ratio_tables.h"
+#include "core/text.h"
 
 namespace orrery::simai {
 namespace {
@@ -101,8 +102,13 @@ class Model {
                                   " nodes less than one NIC per node (nics-per-server " +
                                   std::to_string(nps_) + "); its result would be garbage");
     double nvlink_share = 0;
-    const double busbw = bus_bandwidth(*type.kind, p, nvlink_share);
-    const double r = ratio(*type.kind, type.group, p, nvlink_share, size, where);
+    const auto given = options_.busbw.find(busbw_key(type.group, *type.kind));
+    const double busbw = given != options_.busbw.end()
+                             ? given->second
+                             : bus_bandwidth(*type.kind, p, nvlink_share);
+    const double r = given != options_.busbw.end()
+                         ? 1.0
+                         : ratio(*type.kind, type.group, p, nvlink_share, size, where);
     const float effective = static_cast<float>(r * busbw);
     const double ns = static_cast<double>(size) / kGiB / static_cast<double>(effective) * 1e9 *
                       bus_factor(*type.kind, n);
@@ -115,6 +121,20 @@ class Model {
     int64_t gpus_per_node = 1;
     int64_t nics = 1;  // NICs per node available to the group
   };
+
+  // The busbw.yaml entry of a group's collective ("TP/allreduce"); EP's all-gather and
+  // reduce-scatter are the DP_EP group's.
+  static std::string busbw_key(Group group, CollectiveKind kind) {
+    std::string section = group == Group::TP   ? "TP"
+                          : group == Group::DP ? "DP"
+                                               : "EP";
+    const char* op = kind == CollectiveKind::AllReduce       ? "allreduce"
+                     : kind == CollectiveKind::AllGather     ? "allgather"
+                     : kind == CollectiveKind::ReduceScatter ? "reducescatter"
+                     : kind == CollectiveKind::AllToAll      ? "alltoall"
+                                                             : "other";
+    return section + "/" + op;
+  }
 
   Placement place(Group group, int64_t n) const {
     switch (group) {
@@ -336,6 +356,55 @@ void write_end_to_end_csv(std::ostream& out, const Report& report, std::string_v
       out << ',' << us(c->total_ns) << ',' << fixed(c->algbw, 2) << ',' << fixed(c->busbw, 2);
     out << '\n';
   }
+}
+
+std::map<std::string, double> read_busbw_file(const std::string& path, std::string_view content,
+                                              Diagnostics& diagnostics) {
+  std::map<std::string, double> out;
+  std::string section;
+  int64_t number = 0;
+  size_t start = 0;
+  while (start <= content.size()) {
+    const size_t end = std::min(content.find('\n', start), content.size());
+    const std::string line(trim(content.substr(start, end - start)));
+    start = end + 1;
+    ++number;
+    if (number == 1 || line.empty() || line[0] == '#') continue;  // SimAI skips the first line
+    const std::string body(trim(line.substr(0, line.find('#'))));
+    const size_t colon = body.find(':');
+    if (colon == std::string::npos)
+      throw InputError({path, number}, "expected a section (TP:, DP:, EP:, PP:) or 'collective,: "
+                                       "busbw', found '" + line + "'");
+    std::string key(trim(body.substr(0, colon)));
+    const std::string value(trim(body.substr(colon + 1)));
+    if (value.empty()) {
+      section = key;
+      if (section != "TP" && section != "DP" && section != "EP" && section != "PP")
+        diagnostics.warn({path, number}, "unknown section '" + section +
+                                             "' (SimAI reads TP, DP, EP and PP); its keys are "
+                                             "ignored");
+      continue;
+    }
+    if (!key.empty() && key.back() == ',') key.pop_back();
+    if (value == "null") continue;
+    const auto bw = parse_double(value);
+    if (!bw || !(*bw > 0) || !std::isfinite(*bw))
+      throw InputError({path, number}, "expected a positive bus bandwidth or null for '" + key +
+                                           "', found '" + value + "'");
+    const bool collective = key == "allreduce" || key == "allgather" ||
+                            key == "reducescatter" || key == "alltoall";
+    if (section == "PP" && key == "busbw") {
+      diagnostics.warn({path, number}, "PP busbw: SimAI's analytical pipeline term uses no "
+                                       "bandwidth (docs/simai-compat.md); ignored");
+    } else if ((section == "TP" || section == "DP" || section == "EP") && collective) {
+      out[section + "/" + key] = *bw;
+    } else if (section == "TP" || section == "DP" || section == "EP" || section == "PP") {
+      diagnostics.warn({path, number}, "unknown key '" + key + "' in section " + section +
+                                           " (expected allreduce, allgather, reducescatter or "
+                                           "alltoall; PP: busbw); ignored");
+    }
+  }
+  return out;
 }
 
 Result to_result(const Workload& workload, const Options& options, const Report& report) {

@@ -1,5 +1,7 @@
 #include "scenario/scenario.h"
 
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 
@@ -235,6 +237,17 @@ Prediction predict(const Scenario& s) {
     o.tp_overlap = s.simai.tp.value_or(0);
     o.ep_overlap = s.simai.ep.value_or(0);
     o.pp_overlap = s.simai.pp.value_or(1);
+    if (!s.simai_busbw.empty()) {
+      std::ifstream in(s.simai_busbw, std::ios::binary);
+      if (!in) throw InputError({s.simai_busbw, 0}, "cannot read the busbw file");
+      const std::string content{std::istreambuf_iterator<char>(in), {}};
+      o.busbw = simai::read_busbw_file(s.simai_busbw, content, jobs.front().diagnostics);
+      jobs.front().diagnostics.warn(
+          {s.simai_busbw, 0},
+          "the busbw file's figures replace the bus bandwidths computed from -nv and -nic (and "
+          "SimAI's efficiency tables) for the collectives it lists; this path follows SimAI's "
+          "documented format and has not been checked against a SimAI run");
+    }
     out.simai_report = simai::run_analytical(workload, o, jobs.front().diagnostics);
     out.results.push_back(simai::to_result(workload, o, *out.simai_report));
     out.results.back().cluster = s.cluster.name;

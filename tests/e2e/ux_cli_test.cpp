@@ -306,4 +306,43 @@ TEST(SimaiInvocation, NothingIsWrittenUnlessAsked) {
   EXPECT_TRUE(names_in(dir.path()).empty());
 }
 
+TEST(SimaiInvocation, BusbwFileAsSimaisReadmeShowsIt) {
+  TempDir dir;
+  // One TP all-reduce of 1 GiB on 8 GPUs.
+  std::ofstream(dir.path() / "w.txt")
+      << "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 "
+         "all_gpus: 8 checkpoints: 0 checkpoint_initiates: 0 pp_comm 0\n1\n"
+         "attention\t-1\t1000\tALLREDUCE\t1073741824\t1000\tNONE\t0\t1000\tNONE\t0\t100\n";
+  // SimAI's example/busbw.yaml layout: a name line, then sections of `collective,: busbw`.
+  std::ofstream(dir.path() / "busbw.yaml")
+      << "test\nTP:\n  allreduce,: 100      # TP all-reduce\n  allgather,: 280\n"
+         "  reducescatter,: 280\n  alltoall,: 230\nDP:\n  allreduce,: null\n  allgather,: 380\n"
+         "  reducescatter,: 380\n  alltoall,: null\nEP:\n  allreduce,: null\n  allgather,: 45\n"
+         "  reducescatter,: 45\n  alltoall,: 80\nPP:\n  busbw: 47.5\n";
+  CliRun r = orrery("simulate -w w.txt -g 8 -busbw busbw.yaml -r t-", dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  // 1 GiB at 100 GiB/s times 2 x 7/8: 17,500 us (without the file: 360 GiB/s, 4,861 us).
+  const std::string csv = read_file(dir.path() / "t-EndToEnd.csv");
+  EXPECT_NE(csv.find("\nattention,Analytical_test,1,1,1,17500,0,0,17500,57.14,100.00,"),
+            std::string::npos)
+      << csv;
+  const auto plain = run_json("simulate -w " + (dir.path() / "w.txt").string());
+  EXPECT_EQ(plain["simai"]["expose_tp_us"].get<int64_t>(), 4861);
+  const auto j = run_json("simulate -w " + (dir.path() / "w.txt").string() + " -busbw " +
+                          (dir.path() / "busbw.yaml").string());
+  EXPECT_EQ(j["simai"]["expose_tp_us"].get<int64_t>(), 17500);
+  EXPECT_TRUE(any_warning(j, "busbw.yaml:18: PP busbw: SimAI's analytical pipeline term uses no "
+                             "bandwidth"));
+  // A value that is no bandwidth names the line.
+  std::ofstream(dir.path() / "bad.yaml") << "test\nTP:\n  allreduce,: fast\n";
+  r = orrery("simulate -w w.txt -busbw bad.yaml", dir.path());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "orrery: bad.yaml:3: expected a positive bus bandwidth or null for "
+                   "'allreduce', found 'fast'\n");
+  // Outside SimAI's mode it is warned about, not used.
+  EXPECT_TRUE(any_warning(run_json("simulate " + kSeed003 + " --busbw " +
+                                   (dir.path() / "busbw.yaml").string()),
+                          "--busbw (SimAI's -busbw) applies only to SimAI-compatible runs"));
+}
+
 }  // namespace
