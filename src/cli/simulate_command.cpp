@@ -65,7 +65,7 @@ struct SimulateArgs {
   VisualArgs visual;
   // SimAI's own invocation (`-w FILE`): SimAI-compatible analytical mode, SimAI's outputs.
   bool simai_invocation = false;
-  std::string busbw;                  // SimAI's -busbw FILE
+  std::string busbw;                        // SimAI's -busbw FILE
   std::vector<std::string> dataflow_flags;  // DFModel-only flags given
   std::vector<std::string> reader_flags;    // workload-format flags given (--layers, ...)
 };
@@ -118,8 +118,8 @@ std::vector<std::pair<std::string, std::string>> report_inputs(const SimulateArg
 int run_simulate(const SimulateArgs& a) {
   for (const std::string& input : a.workloads)
     protect_input_file(input);
-  for (const std::string* input : {&a.cluster.cluster, &a.device, &a.graph_config, &a.model,
-                                   &a.busbw})
+  for (const std::string* input :
+       {&a.cluster.cluster, &a.device, &a.graph_config, &a.model, &a.busbw})
     protect_input_file(*input);
   if (a.csv == "-" && a.json)
     throw InputError("--csv - and --json both write to standard output; give one");
@@ -149,8 +149,9 @@ int run_simulate(const SimulateArgs& a) {
       d.inputs = report_inputs(a, a.mode.empty() ? "DFModel's model" : a.mode,
                                d.cluster ? d.cluster->cluster.name : "the file's system");
       for (const std::string& flag : a.reader_flags)
-        d.ignored.push_back(flag + " applies to layer-wise and operator-level workloads, not "
-                                   "DFModel files; ignored");
+        d.ignored.push_back(flag +
+                            " applies to layer-wise and operator-level workloads, not "
+                            "DFModel files; ignored");
       d.options.schedule = *parse_schedule(a.schedule);
       d.options.overlap = !a.no_overlap;
       d.options.algorithm = *parse_algorithm(a.algorithm);
@@ -159,9 +160,8 @@ int run_simulate(const SimulateArgs& a) {
   }
   // SimAI's -r is a path prefix (results/test- writes results/test-EndToEnd.csv).
   if (!a.run_name.empty() && !a.simai_invocation) check_file_name(a.run_name, "--run-name");
-  const std::string simai_csv = a.simai_invocation && !a.run_name.empty()
-                                    ? a.run_name + "EndToEnd.csv"
-                                    : std::string();
+  const std::string simai_csv =
+      a.simai_invocation && !a.run_name.empty() ? a.run_name + "EndToEnd.csv" : std::string();
   std::vector<std::pair<std::string, std::filesystem::path>> outputs = {
       {"--csv", a.csv == "-" ? std::string() : a.csv}, {"-o", a.output_dir}, {"-r", simai_csv}};
   for (auto& named : visual_output_paths(a.visual, a.output_dir))
@@ -283,7 +283,8 @@ int run_simulate(const SimulateArgs& a) {
       }
     }
   }
-  write_visual_outputs(a.visual, a.output_dir, results, report_inputs(a, mode, cluster.cluster.name));
+  write_visual_outputs(a.visual, a.output_dir, results,
+                       report_inputs(a, mode, cluster.cluster.name));
   if (a.json)
     write_json(std::cout, results, &provenance);
   else if (a.csv != "-")  // --csv - takes standard output
@@ -414,9 +415,8 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   return [args, cmd, plan_flags]() {
     note_given_plan_flags(plan_flags, args->plan);
     const auto given = [&](const char* flag) { return cmd->get_option(flag)->count() > 0; };
-    for (const char* flag :
-         {"--execution", "--allreduce-factor", "--staging-buffers", "--top", "--threads",
-          "--time-limit"})
+    for (const char* flag : {"--execution", "--allreduce-factor", "--staging-buffers", "--top",
+                             "--threads", "--time-limit"})
       if (given(flag)) args->dataflow_flags.emplace_back(flag);
     for (const char* flag : {"--layers", "--backward-ratio", "--comm-dtype", "--graph-config",
                              "--dp", "--ep", "--device", "--dp-overlap", "--tp-overlap",

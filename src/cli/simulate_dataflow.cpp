@@ -65,9 +65,8 @@ int simulate_dataflow(const DataflowSimulation& r) {
     result = dataflow_result(solved.problem, solved.outcome);
   }
   result.warnings = diagnostics.warnings();
-  const Provenance provenance =
-      run_provenance(event && ran_on ? &*ran_on : nullptr,
-                     {event ? result.device : "DFModel's cost tables"});
+  const Provenance provenance = run_provenance(event && ran_on ? &*ran_on : nullptr,
+                                               {event ? result.device : "DFModel's cost tables"});
 
   const auto summary = [&](std::ostream& out) {
     if (event)

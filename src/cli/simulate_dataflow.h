@@ -22,9 +22,9 @@ struct DataflowSimulation {
   std::string csv;
   std::string output_dir;
   std::optional<EffectiveCluster> cluster;  // --cluster, for event mode; default: the equivalent
-  SimulationOptions options;       // event mode
-  VisualArgs visual;               // --trace, --report
-  bool progress = false;           // a progress bar on stderr for long searches and simulations
+  SimulationOptions options;                // event mode
+  VisualArgs visual;                        // --trace, --report
+  bool progress = false;  // a progress bar on stderr for long searches and simulations
   std::vector<std::pair<std::string, std::string>> inputs;  // for the report
   std::vector<std::string> ignored;  // warnings for flags that do not apply to DFModel files
 };

@@ -103,9 +103,8 @@ class Model {
                                   std::to_string(nps_) + "); its result would be garbage");
     double nvlink_share = 0;
     const auto given = options_.busbw.find(busbw_key(type.group, *type.kind));
-    const double busbw = given != options_.busbw.end()
-                             ? given->second
-                             : bus_bandwidth(*type.kind, p, nvlink_share);
+    const double busbw =
+        given != options_.busbw.end() ? given->second : bus_bandwidth(*type.kind, p, nvlink_share);
     const double r = given != options_.busbw.end()
                          ? 1.0
                          : ratio(*type.kind, type.group, p, nvlink_share, size, where);
@@ -125,9 +124,7 @@ class Model {
   // The busbw.yaml entry of a group's collective ("TP/allreduce"); EP's all-gather and
   // reduce-scatter are the DP_EP group's.
   static std::string busbw_key(Group group, CollectiveKind kind) {
-    std::string section = group == Group::TP   ? "TP"
-                          : group == Group::DP ? "DP"
-                                               : "EP";
+    std::string section = group == Group::TP ? "TP" : group == Group::DP ? "DP" : "EP";
     const char* op = kind == CollectiveKind::AllReduce       ? "allreduce"
                      : kind == CollectiveKind::AllGather     ? "allgather"
                      : kind == CollectiveKind::ReduceScatter ? "reducescatter"
@@ -373,8 +370,10 @@ std::map<std::string, double> read_busbw_file(const std::string& path, std::stri
     const std::string body(trim(line.substr(0, line.find('#'))));
     const size_t colon = body.find(':');
     if (colon == std::string::npos)
-      throw InputError({path, number}, "expected a section (TP:, DP:, EP:, PP:) or 'collective,: "
-                                       "busbw', found '" + line + "'");
+      throw InputError({path, number},
+                       "expected a section (TP:, DP:, EP:, PP:) or 'collective,: "
+                       "busbw', found '" +
+                           line + "'");
     std::string key(trim(body.substr(0, colon)));
     const std::string value(trim(body.substr(colon + 1)));
     if (value.empty()) {
@@ -391,11 +390,12 @@ std::map<std::string, double> read_busbw_file(const std::string& path, std::stri
     if (!bw || !(*bw > 0) || !std::isfinite(*bw))
       throw InputError({path, number}, "expected a positive bus bandwidth or null for '" + key +
                                            "', found '" + value + "'");
-    const bool collective = key == "allreduce" || key == "allgather" ||
-                            key == "reducescatter" || key == "alltoall";
+    const bool collective =
+        key == "allreduce" || key == "allgather" || key == "reducescatter" || key == "alltoall";
     if (section == "PP" && key == "busbw") {
-      diagnostics.warn({path, number}, "PP busbw: SimAI's analytical pipeline term uses no "
-                                       "bandwidth (docs/simai-compat.md); ignored");
+      diagnostics.warn({path, number},
+                       "PP busbw: SimAI's analytical pipeline term uses no "
+                       "bandwidth (docs/simai-compat.md); ignored");
     } else if ((section == "TP" || section == "DP" || section == "EP") && collective) {
       out[section + "/" + key] = *bw;
     } else if (section == "TP" || section == "DP" || section == "EP" || section == "PP") {

@@ -19,7 +19,9 @@ constexpr std::array<uint32_t, 64> kRound = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-constexpr uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+constexpr uint32_t rotr(uint32_t x, int n) {
+  return (x >> n) | (x << (32 - n));
+}
 
 // One 64-byte block into the state (FIPS 180-4, 6.2.2).
 void compress(std::array<uint32_t, 8>& h, const unsigned char* block) {

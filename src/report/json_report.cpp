@@ -79,8 +79,9 @@ void add_memory(Json& j, const MemoryEstimate& m) {
                       {"activations_bytes", whole(s.activations_bytes)},
                       {"logits_bytes", whole(s.logits_bytes)},
                       {"peak_bytes", whole(s.peak_bytes())}});
-  j["memory"] = {
-      {"capacity_bytes", whole(m.capacity_bytes)}, {"fits", m.fits()}, {"stages", std::move(stages)}};
+  j["memory"] = {{"capacity_bytes", whole(m.capacity_bytes)},
+                 {"fits", m.fits()},
+                 {"stages", std::move(stages)}};
 }
 
 void add_training(Json& j, const TrainingFigures& f) {

@@ -17,10 +17,10 @@ namespace orrery {
 struct ProvenanceDimension {
   std::string name, kind;
   int64_t size = 0;
-  int64_t rails = 0;            // fat-trees: NICs per server
-  double bandwidth_GBps = 0;    // per link, per direction, 10^9 B/s
-  double efficiency = 1;        // achievable fraction of it
-  double latency_us = 0;        // per step
+  int64_t rails = 0;          // fat-trees: NICs per server
+  double bandwidth_GBps = 0;  // per link, per direction, 10^9 B/s
+  double efficiency = 1;      // achievable fraction of it
+  double latency_us = 0;      // per step
 };
 
 struct Provenance {

@@ -284,8 +284,8 @@ Prediction predict(const Scenario& s) {
     if (!job.device && !job.workload.program.layers.empty()) {
       // The file's times are used as they are, whatever GPU the cluster has.
       const bool known = !device_preset_text(s.cluster.gpu).empty();
-      r.compute_source = "from the workload file" +
-                         (known ? ", not rescaled to " + s.cluster.gpu : std::string());
+      r.compute_source =
+          "from the workload file" + (known ? ", not rescaled to " + s.cluster.gpu : std::string());
     }
     r.model = job.workload.model;
     r.memory = job.memory;

@@ -1,8 +1,8 @@
 #include "training/iteration_plan.h"
 
 #include <algorithm>
-#include <cctype>
 #include <array>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -37,8 +37,8 @@ std::string placement_warning(CommGroup group, const GroupShape& spread, const C
     const int64_t servers =
         *out < spread.span.size() ? spread.span[*out] : spread.ranks / cluster.gpus_per_server();
     return "with " + std::to_string(cluster.network[*out].servers_per_leaf) +
-           " servers per leaf, some " + name + " groups of " + std::to_string(servers) +
-           " server" + (servers == 1 ? "" : "s") + " straddle two leaves" + costed;
+           " servers per leaf, some " + name + " groups of " + std::to_string(servers) + " server" +
+           (servers == 1 ? "" : "s") + " straddle two leaves" + costed;
   }
   return "some " + name + " groups of " + std::to_string(spread.ranks) +
          " GPUs spread over more of the network than others" + costed;
@@ -68,8 +68,8 @@ class CommPricer {
       kind = group_kind(*placement_, members_.at(group));
       shapes_[static_cast<size_t>(group)] = kind.shape;
       // A group kind the job does not use is not worth a word (expert groups when EP = 1).
-      const bool used = (group != CommGroup::Expert && group != CommGroup::ExpertData) ||
-                        par.ep > 1;
+      const bool used =
+          (group != CommGroup::Expert && group != CommGroup::ExpertData) || par.ep > 1;
       if (!kind.uniform && used)
         diagnostics.warn({source, 0}, placement_warning(group, kind.shape, cluster, placement));
     }

@@ -128,8 +128,8 @@ struct Result {
   std::optional<MemoryEstimate> memory;     // per stage, for workloads built from a model
   std::optional<TrainingFigures> training;  // throughput, MFU, cost, for the same
   std::vector<Warning> warnings;
-  int64_t simulated_tasks = 0;           // size of the event simulation (0 for closed forms)
-  int64_t flows = 0;                     // flow mode: transfers simulated as flows
+  int64_t simulated_tasks = 0;  // size of the event simulation (0 for closed forms)
+  int64_t flows = 0;            // flow mode: transfers simulated as flows
   int64_t first_gpu = 0;  // the job's first GPU of the cluster (flow mode: after earlier jobs')
   std::vector<LinkUsage> hottest_links;  // flow mode: the links that carried most, most first
   // What ran when, recorded only when asked (SimulationOptions::record_timeline); no JSON field.

@@ -92,8 +92,9 @@ TEST(Provenance, InResultJsonWithEveryInputFileAndTheDeviceThatPricedCompute) {
   TempDir dir;
   const fs::path cluster = dir.path() / "mine.yaml";
   std::ofstream(cluster) << read_file(kSource + "/data/presets/clusters/dgx-a100.yaml");
-  const CliRun r = orrery("simulate " + kSource + "/examples/torchviz/moe_qformer_b4_s45.dot --dp 8 --cluster " +
-                          cluster.string() + " -o " + (dir.path() / "out").string());
+  const CliRun r =
+      orrery("simulate " + kSource + "/examples/torchviz/moe_qformer_b4_s45.dot --dp 8 --cluster " +
+             cluster.string() + " -o " + (dir.path() / "out").string());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(read_file(dir.path() / "out" / "result.json"));
   const auto& p = j["provenance"];
@@ -123,8 +124,8 @@ TEST(Summary, SaysWhereComputeTimesComeFrom) {
 
 TEST(Jobs, AreLabelledWithTheirGpus) {
   // Flow mode places job 2 on the servers after job 1's 128 GPUs (16 servers of 8).
-  const auto j = run_json("simulate " + kSeed003 + " " + kSeed002 +
-                          " --dp 4 --cluster dgx-a100 --mode flow");
+  const auto j =
+      run_json("simulate " + kSeed003 + " " + kSeed002 + " --dp 4 --cluster dgx-a100 --mode flow");
   ASSERT_EQ(j["jobs"].size(), 2u);
   EXPECT_EQ(j["jobs"][0]["job"],
             nlohmann::json({{"index", 1}, {"of", 2}, {"first_gpu", 0}, {"last_gpu", 127}}));
@@ -165,9 +166,10 @@ TEST(Warnings, PlacementInTheUsersTermsAndNoneForUnusedGroups) {
   // Seed 001 on dgx-a100 (20 servers per leaf): TP 8 fills a server, so each DP group has one GPU
   // on each of 8 consecutive servers; the group on servers 16-23 crosses the leaf at server 20.
   const auto j = run_json("simulate " + kSeed001 + " --cluster dgx-a100");
-  EXPECT_TRUE(any_warning(j, "with 20 servers per leaf, some DP groups of 8 servers straddle two "
-                             "leaves; each is costed like the most spread (placement "
-                             "tp,ep,dp,pp)"))
+  EXPECT_TRUE(any_warning(j,
+                          "with 20 servers per leaf, some DP groups of 8 servers straddle two "
+                          "leaves; each is costed like the most spread (placement "
+                          "tp,ep,dp,pp)"))
       << j["warnings"].dump(1);
   // EP = 1: no word about expert or expert-data-parallel groups.
   EXPECT_FALSE(any_warning(j, "DP_EP")) << j["warnings"].dump(1);
@@ -179,8 +181,9 @@ TEST(Cluster, OneDefaultForEverySubcommandAndSimaiRunsKeepSimais) {
   EXPECT_EQ(run_json("simulate " + kSeed003 + " --compat simai")["cluster"], "simai-default");
   EXPECT_EQ(run_json("simulate --model gpt3-1.3b --gpus 8 --gbs 8")["cluster"], "hgx-h100");
   EXPECT_EQ(run_json("collective --size 1GiB")["cluster"], "hgx-h100");
-  EXPECT_NE(orrery("simulate --help").out.find("(default: hgx-h100; simai-default with --compat "
-                                               "simai or SimAI's -w)"),
+  EXPECT_NE(orrery("simulate --help")
+                .out.find("(default: hgx-h100; simai-default with --compat "
+                          "simai or SimAI's -w)"),
             std::string::npos);
 }
 
@@ -215,12 +218,11 @@ TEST(Cluster, BareBandwidthIsGBPerSecondAndOverridesKeepThePresetsEfficiency) {
 
 TEST(Cluster, SimaisOwnBandwidthFlagsKeepGiBPerSecondAtFullEfficiency) {
   // SimAI's -nv / -nic are its bus bandwidths in GiB/s.
-  EXPECT_EQ(iteration("-nic 48.5"),
-            iteration("--nic-busbw '48.5 GiB/s' --nic-efficiency 1"));
+  EXPECT_EQ(iteration("-nic 48.5"), iteration("--nic-busbw '48.5 GiB/s' --nic-efficiency 1"));
   // In SimAI's mode they are what SimAI's defaults are: dgx-a100's servers (8 GPUs, 8 NICs) at
   // SimAI's 360 / 48.5 GiB/s give simai-default's answer.
-  EXPECT_EQ(run_json("simulate " + kSeed003 + " --compat simai --cluster dgx-a100 -nv 360 -nic 48.5")
-                ["simai"],
+  EXPECT_EQ(run_json("simulate " + kSeed003 +
+                     " --compat simai --cluster dgx-a100 -nv 360 -nic 48.5")["simai"],
             run_json("simulate " + kSeed003 + " --compat simai")["simai"]);
 }
 
@@ -228,14 +230,15 @@ TEST(Collective, TakesTheClusterOverridesOfSimulate) {
   const auto plain = run_json("collective --size 1GiB --ranks 16");
   const auto slow = run_json("collective --size 1GiB --ranks 16 --nic-busbw 12.5");
   EXPECT_EQ(slow["cluster"], "hgx-h100 with --nic-busbw 12.5 GB/s");
-  EXPECT_GT(slow["results"][0]["time_s"].get<double>(), plain["results"][0]["time_s"].get<double>());
+  EXPECT_GT(slow["results"][0]["time_s"].get<double>(),
+            plain["results"][0]["time_s"].get<double>());
   // Two servers of 4 GPUs: the same 8 ranks now cross the network.
   const auto one = run_json("collective --size 1GiB --ranks 8 --algo ring");
   const auto two = run_json("collective --size 1GiB --ranks 8 --algo ring --gpus-per-server 4");
   EXPECT_GT(two["results"][0]["time_s"].get<double>(), one["results"][0]["time_s"].get<double>());
   EXPECT_EQ(two["provenance"]["cluster"]["dimensions"][0]["size"].get<int>(), 4);
-  for (const char* flag : {"--nics-per-server", "--gpus-per-server", "--nvlink-busbw",
-                           "--nic-busbw"})
+  for (const char* flag :
+       {"--nics-per-server", "--gpus-per-server", "--nvlink-busbw", "--nic-busbw"})
     EXPECT_NE(orrery("collective --help").out.find(flag), std::string::npos) << flag;
   const CliRun bad = orrery("collective --size 1GiB --nic-busbw fast");
   EXPECT_EQ(bad.status, 2);
@@ -271,8 +274,9 @@ TEST(Flags, ThatDoNotApplyAreWarnedForEveryFormat) {
   EXPECT_TRUE(any_warning(j, "--time-limit applies to DFModel files only; ignored"));
   // Workload flags on a DFModel file.
   j = run_json("simulate " + kSeed004 + " --layers 4 --dp-overlap 0.5");
-  EXPECT_TRUE(any_warning(j, "--layers applies to layer-wise and operator-level workloads, not "
-                             "DFModel files; ignored"));
+  EXPECT_TRUE(any_warning(j,
+                          "--layers applies to layer-wise and operator-level workloads, not "
+                          "DFModel files; ignored"));
   EXPECT_TRUE(any_warning(j, "--dp-overlap applies to layer-wise"));
 }
 
@@ -299,9 +303,9 @@ TEST(SimaiInvocation, DashWIsSimaisAnalyticalModeAndDashRSaysWhereItWrites) {
 TEST(SimaiInvocation, NothingIsWrittenUnlessAsked) {
   TempDir dir;
   // SimAI's invocation without -r, and the native syntax without -o or --csv: no file at all.
-  for (const std::string& args : {"simulate -w " + kSeed003 + " -g 128",
-                                 "simulate " + kSeed003 + " --compat simai -r x-",
-                                 "simulate " + kSeed003})
+  for (const std::string& args :
+       {"simulate -w " + kSeed003 + " -g 128", "simulate " + kSeed003 + " --compat simai -r x-",
+        "simulate " + kSeed003})
     ASSERT_EQ(orrery(args, dir.path()).status, 0) << args;
   EXPECT_TRUE(names_in(dir.path()).empty());
 }
@@ -331,18 +335,20 @@ TEST(SimaiInvocation, BusbwFileAsSimaisReadmeShowsIt) {
   const auto j = run_json("simulate -w " + (dir.path() / "w.txt").string() + " -busbw " +
                           (dir.path() / "busbw.yaml").string());
   EXPECT_EQ(j["simai"]["expose_tp_us"].get<int64_t>(), 17500);
-  EXPECT_TRUE(any_warning(j, "busbw.yaml:18: PP busbw: SimAI's analytical pipeline term uses no "
-                             "bandwidth"));
+  EXPECT_TRUE(any_warning(j,
+                          "busbw.yaml:18: PP busbw: SimAI's analytical pipeline term uses no "
+                          "bandwidth"));
   // A value that is no bandwidth names the line.
   std::ofstream(dir.path() / "bad.yaml") << "test\nTP:\n  allreduce,: fast\n";
   r = orrery("simulate -w w.txt -busbw bad.yaml", dir.path());
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "orrery: bad.yaml:3: expected a positive bus bandwidth or null for "
-                   "'allreduce', found 'fast'\n");
+  EXPECT_EQ(r.err,
+            "orrery: bad.yaml:3: expected a positive bus bandwidth or null for "
+            "'allreduce', found 'fast'\n");
   // Outside SimAI's mode it is warned about, not used.
-  EXPECT_TRUE(any_warning(run_json("simulate " + kSeed003 + " --busbw " +
-                                   (dir.path() / "busbw.yaml").string()),
-                          "--busbw (SimAI's -busbw) applies only to SimAI-compatible runs"));
+  EXPECT_TRUE(any_warning(
+      run_json("simulate " + kSeed003 + " --busbw " + (dir.path() / "busbw.yaml").string()),
+      "--busbw (SimAI's -busbw) applies only to SimAI-compatible runs"));
 }
 
 }  // namespace
