@@ -40,7 +40,7 @@ test-sanitize: deps
 	cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
-	  ctest --output-on-failure -j$(JOBS) -E 'EdgeDeleted|CycleMode'
+	  ctest --output-on-failure -j$(JOBS) -E 'EdgeDeleted|CycleMode|KnownPlans'
 
 # libFuzzer harnesses for every reader (fuzz/, docs/reliability.md): a clang build with ASan and
 # UBSan in build-fuzz/, then each harness for FUZZ_SECONDS on its seeds (the bundled files) and the
@@ -51,7 +51,7 @@ FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 20
 FUZZ_TIMEOUT ?= 10
 FUZZERS ?= simai_text neusight_table torchviz_dot dfmodel cluster_yaml device_yaml graph_config \
-  nccl_tests_log model_yaml
+  nccl_tests_log model_yaml chakra_et
 fuzz:
 	@scripts/install-deps.sh clang libclang-rt-dev
 	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -81,7 +81,9 @@ bench: deps build
 	  '$(BUILD_DIR)/orrery simulate $(DEMO_WORKLOAD) --mode analytical --compat simai' || true
 
 # Regenerates tests/reference/*.json (the pinned outputs ReferenceOutputs compares) from
-# tests/reference/manifest.txt: on purpose only, and the diff is read like code.
+# tests/reference/manifest.txt, and the command output quoted in README.md and docs/ (blocks
+# marked <!-- orrery-output -->, compared by QuotedOutputs): on purpose only, and the diff is read
+# like code.
 update-references: build
 	scripts/update-references.sh $(BUILD_DIR)/orrery
 

@@ -1,4 +1,4 @@
-// DFModel problems (seed 004, GPT-1T on 4096 chips). Targets (issue 3): the seed evaluates in
+// DFModel problems (seed 004, GPT-1T on 4096 chips). Targets: the seed evaluates in
 // <= 10 ms; a full search over every 2-D factorisation of 4096 chips, every TP/PP/DP assignment,
 // micro-batch and tile size, with both execution styles, in <= 10 s.
 #include <benchmark/benchmark.h>

@@ -1,5 +1,5 @@
 // Network benchmarks: the analytical collective model, one collective in flow mode with every
-// rank explicit, and a whole iteration in flow mode. Targets (issue 5): a 1 GiB all-reduce over
+// rank explicit, and a whole iteration in flow mode. Targets: a 1 GiB all-reduce over
 // 1,024 ranks on a fat-tree in flow mode <= 1 s; seed 001 in flow mode with all 1,024 ranks
 // explicit <= 10 s. Flow cost must follow the number of flows and rate changes.
 #include <benchmark/benchmark.h>

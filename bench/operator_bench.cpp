@@ -1,5 +1,5 @@
 // Operator-level workloads end to end: read (file included), price the compute on a device and
-// simulate in event mode. Targets (issue 4): seed 000 (2,872 nodes) <= 100 ms; a synthetic
+// simulate in event mode. Targets: seed 000 (2,872 nodes) <= 100 ms; a synthetic
 // torchviz graph of 1,000,000 nodes <= 10 s. Also the NeuSight seed at GPT-2 Large depth and the
 // kernel cost model's hot path.
 #include <benchmark/benchmark.h>

@@ -1,6 +1,6 @@
 // The SimAI seeds on a million GPUs (`orrery simulate SEED --gpus 1048576`): the event
 // simulation's tasks do not change with the GPU count, and neither may the pricing of the
-// collectives (network/group_kind.h). Target on the 2-core machine (issue "Scale"): 0.5 s and
+// collectives (network/group_kind.h). Target on the 2-core machine: 0.5 s and
 // 100 MB per whole CLI run, in every mode but flow.
 #include <benchmark/benchmark.h>
 

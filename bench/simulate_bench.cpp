@@ -1,5 +1,5 @@
 // Whole-run benchmarks on the bundled seeds: read, SimAI-exact analytical, Orrery analytical and
-// event mode. Targets on a 2-core machine (issue 2): SimAI-exact <= 5 ms and event <= 50 ms for
+// event mode. Targets on a 2-core machine: SimAI-exact <= 5 ms and event <= 50 ms for
 // seed 001 (1024 GPUs, 557 records).
 #include <benchmark/benchmark.h>
 

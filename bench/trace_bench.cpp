@@ -1,5 +1,5 @@
 // The cost of recording the timeline (--trace, --report) and of writing the trace, against the
-// same runs without it: a run that does not ask must not slow down (issue 16). Seed 001 (1,024
+// same runs without it: a run that does not ask must not slow down. Seed 001 (1,024
 // GPUs) in event mode, seed 003 (128 GPUs) in flow mode, on dgx-a100.
 #include <benchmark/benchmark.h>
 

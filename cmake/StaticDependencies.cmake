@@ -1,9 +1,9 @@
-# How the third-party libraries are linked: three targets the layers use instead of the packages'
-# own, orrery_protobuf, orrery_yaml_cpp and orrery_cbc.
+# How the third-party libraries are linked: four targets the layers use instead of the packages'
+# own, orrery_protobuf, orrery_yaml_cpp, orrery_cbc and orrery_sqlite3.
 #
 # Every shared library costs each start of `orrery` its loading and its symbol relocations (the
-# dynamic loader was 57 % of `orrery --version`, docs/performance.md). Debian also ships archives
-# of protobuf, yaml-cpp and CBC with its LP and BLAS stack (the larger part of those relocations),
+# dynamic loader was 57 % of `orrery --version`, README "Performance"). Debian also ships archives
+# of protobuf, yaml-cpp, SQLite and CBC with its LP and BLAS stack (most of those relocations),
 # so with ORRERY_STATIC_DEPS ON (the default) they are linked statically when every archive is
 # found; otherwise, or with the option OFF, the shared libraries are used. Graphviz and fmt have no
 # Debian archive and stay shared.
@@ -29,16 +29,20 @@ find_package(Protobuf REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(CBC REQUIRED IMPORTED_TARGET cbc)
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 
 add_library(orrery_protobuf INTERFACE)
 target_link_libraries(orrery_protobuf INTERFACE protobuf::libprotobuf Threads::Threads)
 
 add_library(orrery_yaml_cpp INTERFACE)
 add_library(orrery_cbc INTERFACE)
+add_library(orrery_sqlite3 INTERFACE)
 set(static_yaml_cpp "")
+set(static_sqlite3 "")
 set(static_cbc "")
 if(ORRERY_STATIC_DEPS)
   orrery_find_archive(static_yaml_cpp yaml-cpp)
+  orrery_find_archive(static_sqlite3 sqlite3)
   # CBC's own static link line (pkg-config --static), then the Fortran runtime LAPACK needs.
   foreach(lib IN LISTS CBC_STATIC_LIBRARIES ITEMS gfortran quadmath)
     if(lib MATCHES "^(m|pthread|rt|dl)$")
@@ -68,4 +72,11 @@ if(static_cbc)
   target_link_libraries(orrery_cbc INTERFACE ${static_cbc} m Threads::Threads)
 else()
   target_link_libraries(orrery_cbc INTERFACE PkgConfig::CBC)
+endif()
+
+if(static_sqlite3)
+  target_include_directories(orrery_sqlite3 INTERFACE ${SQLITE3_INCLUDE_DIRS})
+  target_link_libraries(orrery_sqlite3 INTERFACE ${static_sqlite3} m ${CMAKE_DL_LIBS} Threads::Threads)
+else()
+  target_link_libraries(orrery_sqlite3 INTERFACE PkgConfig::SQLITE3)
 endif()

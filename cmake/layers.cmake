@@ -1,8 +1,8 @@
-# The layer table of DESIGN.md as data: ORRERY_LAYER_<folder> lists the src/ folders a folder's
+# The layer table of docs/architecture.md as data: ORRERY_LAYER_<folder> lists the src/ folders a folder's
 # files may include besides their own. cmake/check_layers.cmake enforces it over every #include
 # (CTest `architecture.layers`), and checks that docs/architecture.md shows this same table.
 set(ORRERY_LAYERS core workload formats hardware network cluster engine training models scenario
-    dataflow compat report cli)
+    explore dataflow compat report cli)
 set(ORRERY_LAYER_core "")
 set(ORRERY_LAYER_workload core)
 set(ORRERY_LAYER_formats core workload)
@@ -14,8 +14,10 @@ set(ORRERY_LAYER_training core workload formats hardware network cluster engine)
 set(ORRERY_LAYER_models core workload)
 set(ORRERY_LAYER_scenario core workload formats hardware network cluster engine training models
     dataflow compat report)
+set(ORRERY_LAYER_explore core workload formats hardware network cluster engine training models
+    scenario dataflow compat report)
 set(ORRERY_LAYER_dataflow core workload)
 set(ORRERY_LAYER_compat core workload)
 set(ORRERY_LAYER_report core workload)
 set(ORRERY_LAYER_cli core workload formats hardware network cluster engine training models
-    scenario dataflow compat report)
+    scenario explore dataflow compat report)

@@ -7,7 +7,8 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libfmt-dev libgraphviz-dev
-  libprotobuf-dev protobuf-compiler coinor-libcbc-dev
+  libprotobuf-dev protobuf-compiler coinor-libcbc-dev libsqlite3-dev
+  libopenmpi-dev openmpi-bin
   libgtest-dev libbenchmark-dev
   chromium  # renders the HTML report in the end-to-end browser test (tests/e2e)
 )

@@ -7,8 +7,8 @@
 #   scripts/network-snapshot.sh build/orrery /tmp/after       # after it
 #   scripts/compare-snapshots.py /tmp/before /tmp/after       # equal, or to 1e-9 relative
 #
-# Set SNAPSHOT_MILLION=1 to add the million-GPU runs of the SimAI seeds (minutes before issue
-# "Scale"); SNAPSHOT_FILTER=REGEX runs only the cases whose name matches.
+# Set SNAPSHOT_MILLION=1 to add the million-GPU runs of the SimAI seeds (minutes before
+# the alike-group kinds of docs/network.md); SNAPSHOT_FILTER=REGEX runs only the cases whose name matches.
 set -u
 bin=${1:?usage: network-snapshot.sh ORRERY_BINARY OUTPUT_DIR}
 out=${2:?usage: network-snapshot.sh ORRERY_BINARY OUTPUT_DIR}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the pinned reference outputs (tests/reference/NAME.json) from
-# tests/reference/manifest.txt with the built binary. Run on purpose only (`make
-# update-references`), and read the diff: every changed number is a changed answer.
+# tests/reference/manifest.txt, and the command output quoted in the docs, with the built binary.
+# Run on purpose only (`make update-references`), and read the diff: every changed number is a
+# changed answer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-build/orrery}
@@ -19,6 +20,17 @@ while IFS=$'\t' read -r name args; do
   } > "tests/reference/$name.json"
   echo "updated tests/reference/$name.json"
 done < tests/reference/manifest.txt
+
+# Command output quoted in README.md and docs/*.md (blocks marked `<!-- orrery-output -->`, see
+# tests/e2e/quoted_output_test.cpp): rewritten from the same build's binary by the test that
+# checks them (QuotedOutputs, in CTest).
+quoted_test="$(dirname "$binary")/tests/quoted_output_test"
+if [[ -x "$quoted_test" ]]; then
+  ORRERY_UPDATE_QUOTED_OUTPUTS=1 "$quoted_test" \
+    --gtest_filter=QuotedOutputs.EveryMarkedBlockMatchesTheBinary --gtest_brief=1
+else
+  echo "no $quoted_test (build the tests): quoted outputs in the docs left as they are" >&2
+fi
 
 # The README's picture of the report (docs/report.png; not compared byte for byte): the 1,024-GPU
 # seed's report in headless Chromium, when one is installed (make deps).

@@ -5,6 +5,8 @@
 // `orrery convert --model M (plan flags) --to simai`: the iteration generated from a model
 // description, priced on the cluster's GPU, written as SimAI/AICB text (what the format cannot
 // hold is named in warnings; models/aicb_export.h).
+// `orrery convert (FILE | --model M plan...) --to chakra -o DIR`: any workload the event mode runs,
+// as Chakra execution traces, one file per rank and the process groups (docs/chakra.md).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -19,6 +21,7 @@
 #include "core/diagnostics.h"
 #include "dataflow/event_departure.h"
 #include "dataflow/workload_conversion.h"
+#include "formats/chakra_et_writer.h"
 #include "formats/simai_text_writer.h"
 #include "formats/workload_reader.h"
 #include "models/aicb_export.h"
@@ -96,7 +99,38 @@ int convert_model(const ConvertArgs& a) {
   return 0;
 }
 
+// Every rank's task graph as Chakra traces in the directory -o.
+int convert_to_chakra(const ConvertArgs& a) {
+  if (a.output.empty() || a.output == "-")
+    throw InputError("--to chakra: expected -o DIR, the directory for the trace files");
+  if (!a.cluster_output.empty())
+    throw InputError("--cluster-out applies to DFModel input (the workload runs on --cluster)");
+  if (a.plan.given && a.model.empty())
+    throw InputError(a.plan.given_flag + " describes a parallel plan for --model");
+  Scenario s;
+  if (!a.model.empty()) {
+    if (!a.input.empty())
+      throw InputError("--model replaces the workload file; give one or the other");
+    s.model = model_scenario(a.model, a.plan, a.ep, a.gpus);
+  } else {
+    if (a.input.empty())
+      throw InputError("expected a workload file or --model NAME|FILE to convert");
+    s.workload_files = {a.input};
+    s.gpus = a.gpus;
+    s.reader_ep = a.ep;
+  }
+  s.cluster = load_cluster(a.cluster);
+  s.device = a.device;
+  Diagnostics diagnostics;
+  const ExportedGraph exported = export_graph(s, diagnostics);
+  write_chakra_traces(exported.graph, a.output, exported.name);
+  for (const Warning& w : diagnostics.warnings())
+    std::cerr << "orrery: warning: " << w.to_string() << "\n";
+  return 0;
+}
+
 int run_convert(const ConvertArgs& a) {
+  if (a.to == "chakra") return convert_to_chakra(a);
   if (!a.model.empty()) return convert_model(a);
   if (a.input.empty()) throw InputError("expected a DFModel file or --model NAME|FILE to convert");
   if (a.plan.given) throw InputError(a.plan.given_flag + " describes a parallel plan for --model");
@@ -134,32 +168,42 @@ int run_convert(const ConvertArgs& a) {
 std::function<int()> add_convert_command(CLI::App& app) {
   auto args = std::make_shared<ConvertArgs>();
   auto* cmd = app.add_subcommand(
-      "convert", "Convert a DFModel dataflow problem into Orrery's training workload (IR)");
+      "convert",
+      "Convert a DFModel dataflow problem into Orrery's training workload (IR), or any workload "
+      "into Chakra execution traces");
   cmd->footer(
       "Example:\n"
       "  orrery convert examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt --to workload \\\n"
       "      -o gpt1t.txt --cluster-out gpt1t-cluster.yaml\n"
       "  orrery simulate gpt1t.txt --cluster gpt1t-cluster.yaml\n\n"
       "  orrery convert --model gpt3-1.3b --gpus 8 --tp 2 --gbs 16 --to simai -o gpt3.txt\n\n"
+      "  orrery convert examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt --cluster dgx-a100 \\\n"
+      "      --to chakra -o gpt-chakra/\n"
+      "  orrery simulate gpt-chakra/ --cluster dgx-a100\n\n"
       "The workload is written as SimAI/AICB layer-wise text (the IR's text form); see\n"
       "docs/dfmodel.md for how its event-mode answer relates to DFModel's, and docs/models.md\n"
       "for what a model's file keeps.");
-  cmd->add_option("input", args->input, "DFModel file (dse.txt, dse_final.txt or .pb)");
+  cmd->add_option("input", args->input,
+                  "DFModel file (dse.txt, dse_final.txt or .pb); with --to chakra, any workload "
+                  "file");
   cmd->add_option("--to", args->to,
-                  "What to produce: workload (Orrery's training IR as SimAI text), or simai "
-                  "(the same, for --model)")
-      ->check(CLI::IsMember({"workload", "simai"}))
+                  "What to produce: workload (Orrery's training IR as SimAI text), simai "
+                  "(the same, for --model), or chakra (Chakra ET traces of every rank, in -o DIR, "
+                  "priced on --cluster)")
+      ->check(CLI::IsMember({"workload", "simai", "chakra"}))
       ->capture_default_str();
   std::vector<CLI::Option*> plan_flags = add_plan_options(*cmd, args->model, args->plan);
-  cmd->add_option("--cluster", args->cluster,
-                  "--model: the cluster whose GPU prices the compute (preset or YAML file)")
+  cmd->add_option(
+         "--cluster", args->cluster,
+         "--model, --to chakra: the cluster that prices the workload (preset or YAML file)")
       ->capture_default_str();
   cmd->add_option("--device", args->device, "--model: the device that prices compute instead");
   cmd->add_option("-g,--gpus", args->gpus, "--model: GPUs (default tp x pp x cp)")
       ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("--ep", args->ep, "--model: expert-parallel degree")
       ->check(integer_in(1, kMaxWorldSize));
-  cmd->add_option("-o,--output", args->output, "Workload file to write (default: stdout)");
+  cmd->add_option("-o,--output", args->output,
+                  "Workload file to write (default: stdout); --to chakra: the directory");
   cmd->add_option("--cluster-out", args->cluster_output,
                   "Also write the equivalent two-tier cluster as YAML here");
   add_dataflow_options(*cmd, args->dataflow);

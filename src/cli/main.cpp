@@ -26,13 +26,16 @@ int main(int argc, char** argv) {
       {"collective", orrery::add_collective_command(app)},
       {"convert", orrery::add_convert_command(app)},
       {"calibrate", orrery::add_calibrate_command(app)},
+      {"explore", orrery::add_explore_command(app)},
+      {"results", orrery::add_results_command(app)},
   };
   std::vector<std::string> args(argv + 1, argv + argc);
   args = orrery::expand_simai_flag_aliases(std::move(args));
   // A first word that is no option and no subcommand is a mistyped subcommand.
   if (!args.empty() && !args.front().starts_with("-") && !commands.contains(args.front())) {
     std::cerr << "orrery: unknown subcommand '" << args.front()
-              << "'; expected one of: simulate, collective, calibrate, convert, presets (see "
+              << "'; expected one of: simulate, collective, calibrate, convert, explore, results, "
+                 "presets (see "
                  "--help)\n";
     return 2;
   }

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "cli/commands.h"
 #include "cli/output_files.h"
 #include "core/diagnostics.h"
 #include "core/sha256.h"
@@ -30,7 +31,7 @@ std::string shell_quoted(const std::string& arg) {
 }  // namespace
 
 std::string orrery_version() {
-  return std::string("orrery ") + ORRERY_VERSION;
+  return std::string("orrery ") + kOrreryVersion;
 }
 
 void record_command_line(int argc, const char* const* argv) {

@@ -22,6 +22,7 @@
 #include "core/progress_bar.h"
 #include "core/quantity.h"
 #include "core/text.h"
+#include "formats/chakra_et_reader.h"
 #include "formats/workload_reader.h"
 #include "models/model_file.h"
 #include "report/json_report.h"
@@ -56,6 +57,7 @@ struct SimulateArgs {
   std::string device;
   std::optional<int64_t> dp, ep, layers;
   std::string graph_config;
+  std::string comm_groups;  // Chakra traces
   std::optional<double> backward_ratio;
   std::string comm_dtype;
   bool json = false;
@@ -86,6 +88,7 @@ ReaderOptions reader_options(const SimulateArgs& a) {
   o.backward_ratio = a.backward_ratio;
   if (!a.comm_dtype.empty()) o.comm_dtype = parse_dtype(a.comm_dtype);
   o.graph_config = a.graph_config;
+  o.comm_groups = a.comm_groups;
   return o;
 }
 
@@ -119,13 +122,14 @@ int run_simulate(const SimulateArgs& a) {
   for (const std::string& input : a.workloads)
     protect_input_file(input);
   for (const std::string* input :
-       {&a.cluster.cluster, &a.device, &a.graph_config, &a.model, &a.busbw})
+       {&a.cluster.cluster, &a.device, &a.graph_config, &a.comm_groups, &a.model, &a.busbw})
     protect_input_file(*input);
   if (a.csv == "-" && a.json)
     throw InputError("--csv - and --json both write to standard output; give one");
   std::optional<WorkloadFormat> format;
   if (!a.format.empty()) format = parse_workload_format(a.format);
-  if (a.workloads.size() == 1) {
+  if (a.workloads.size() == 1 && format != WorkloadFormat::Chakra &&
+      !is_chakra_trace_path(a.workloads.front())) {
     const std::string& path = a.workloads.front();
     const std::string content = read_workload_content(path);
     if (format.value_or(detect_workload_format(content).value_or(WorkloadFormat::SimaiText)) ==
@@ -305,7 +309,9 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       "  orrery simulate W.txt --json\n"
       "  orrery simulate examples/dfmodel/gpt1t_pp128_dp32_4096chips.txt --csv configs.csv\n"
       "  orrery simulate examples/torchviz/moe_qformer_b4_s45.dot --cluster dgx-a100 --dp 8\n"
-      "  orrery simulate examples/neusight/gpt2_large_block_b16_s1024.txt --layers 36 --dp 4\n\n"
+      "  orrery simulate examples/neusight/gpt2_large_block_b16_s1024.txt --layers 36 --dp 4\n"
+      "  orrery simulate examples/chakra/all_reduce_8npus_1MB --cluster "
+      "examples/chakra/ring_8npus.yaml\n\n"
       "SimAI's own flag spellings are accepted too: -g, -nv, -nic, -n_p_s, -g_p_s, -dp_o, -tp_o,\n"
       "-ep_o, -pp_o, -r. Exit status: 0 success, 2 bad input or flags.");
   cmd->add_option("workloads", args->workloads,
@@ -394,6 +400,10 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "torchviz: YAML with what the graph lacks (batch, text_tokens, external_tokens, "
                   "heads, beams, dtype, bucket_size, optimizer)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--comm-groups", args->comm_groups,
+                  "chakra: process-group JSON {\"id\": [ranks...]} (default: comm_group.json "
+                  "beside the traces)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--layers", args->layers,
                   "neusight: transformer blocks of the model (the table lists one)")
       ->check(integer_in(1, 10000));
@@ -420,7 +430,8 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       if (given(flag)) args->dataflow_flags.emplace_back(flag);
     for (const char* flag : {"--layers", "--backward-ratio", "--comm-dtype", "--graph-config",
                              "--dp", "--ep", "--device", "--dp-overlap", "--tp-overlap",
-                             "--ep-overlap", "--pp-overlap", "--run-name", "--busbw"})
+                             "--ep-overlap", "--pp-overlap", "--run-name", "--busbw",
+                             "--comm-groups"})
       if (given(flag)) args->reader_flags.emplace_back(flag);
     if (args->workloads.empty() && args->model.empty())
       throw InputError(

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "dfmodel_dse.pb.h"
+#include "formats/protobuf_log_capture.h"
 
 namespace orrery {
 namespace {
@@ -26,35 +27,6 @@ using google::protobuf::TextFormat;
 
 constexpr std::array<std::string_view, 6> kTopLevelBlocks = {
     "dataflow_graph", "system", "cost", "execution", "miscellany", "gurobi"};
-
-// The protobuf library (Debian 12: 3.21, whose logging is its own, not Abseil's) logs to stderr
-// what it rejects while parsing, e.g. "String field '...' contains invalid UTF-8 data when parsing
-// a protocol buffer", before the parse fails. While one of these is alive, its messages are kept
-// for Orrery's own one-line error instead (SetLogHandler; the previous handler is restored).
-class ProtobufLogCapture {
- public:
-  ProtobufLogCapture() : previous_(google::protobuf::SetLogHandler(&keep)) { first().clear(); }
-  ~ProtobufLogCapture() { google::protobuf::SetLogHandler(previous_); }
-  ProtobufLogCapture(const ProtobufLogCapture&) = delete;
-  ProtobufLogCapture& operator=(const ProtobufLogCapture&) = delete;
-
-  // The first message's first sentence ("" when none).
-  static std::string message() {
-    const std::string& m = first();
-    const size_t end = m.find(". ");
-    return m.substr(0, end);
-  }
-
- private:
-  static std::string& first() {
-    static std::string text;
-    return text;
-  }
-  static void keep(google::protobuf::LogLevel, const char*, int, const std::string& message) {
-    if (first().empty()) first() = message;
-  }
-  google::protobuf::LogHandler* previous_;
-};
 
 // Keeps the first error of the text parser, with its 1-based line.
 class FirstError : public google::protobuf::io::ErrorCollector {

@@ -1,4 +1,4 @@
-// Reader for NeuSight-derived operator tables (docs/formats.md, shared seed 002): a header line
+// Reader for NeuSight-derived operator tables (docs/formats.md, seed 002): a header line
 // of 11 column names, then one tab-separated row per fx operator:
 //   name, forward_compute_time (ms), forward_comm_type, forward_comm_size (elements),
 //   backward_compute_time (ms), backward_comm_type, backward_comm_size (elements),

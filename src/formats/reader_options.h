@@ -18,6 +18,9 @@ struct ReaderOptions {
   // torchviz graphs (formats/torchviz_dot.h).
   std::string graph_config;  // side-car YAML path (--graph-config); empty: every default
   int64_t ep = 1;            // expert-parallel degree for experts.* parameters (--ep)
+  // Chakra traces (formats/chakra_et_reader.h): the process-group JSON file (--comm-groups);
+  // empty: comm_group.json beside the traces, if any.
+  std::string comm_groups;
   // SimAI text read for the SimAI-compatible mode: no warning about what the event simulator
   // would do with the file.
   bool simai_compat = false;

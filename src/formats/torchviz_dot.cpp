@@ -195,7 +195,7 @@ std::vector<Builder::Parameter> Builder::parameters() const {
 // PyTorch DDP's bucketing (reducer.cpp, compute_bucket_assignment_by_size), per gradient group:
 // parameters are taken in an order and a bucket closes once it holds at least its cap: the
 // first bucket's cap is first_bucket_size (1 MiB), the others' bucket_size (25 MiB).
-// - registration order (the default; what DDP builds at construction and the issue asks for):
+// - registration order (the default; what DDP builds at construction):
 //   the parameters in registration order, so the small bucket holds the first-registered ones;
 //   the list is then reversed, so bucket 0 holds the last-registered parameters, whose
 //   gradients the backward produces first;

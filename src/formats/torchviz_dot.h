@@ -1,4 +1,4 @@
-// Reader for torchviz autograd graphs (Graphviz DOT from torchviz.make_dot; shared seed 000),
+// Reader for torchviz autograd graphs (Graphviz DOT from torchviz.make_dot; seed 000),
 // parsed with Graphviz's cgraph. It turns the graph into one data-parallel training step:
 // - forward: every operator with a kernel, in topological order, layer by layer
 //   (formats/torchviz/autograd_graph.h), its FLOPs and bytes from the inferred shapes

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "formats/chakra_et_reader.h"
 #include "formats/dfmodel_reader.h"
 #include "formats/neusight_table.h"
 #include "formats/simai_text.h"
@@ -14,7 +15,7 @@
 namespace orrery {
 
 std::vector<std::string_view> workload_format_names() {
-  return {"simai", "dfmodel", "neusight", "torchviz"};
+  return {"simai", "dfmodel", "neusight", "torchviz", "chakra"};
 }
 
 std::optional<WorkloadFormat> parse_workload_format(std::string_view name) {
@@ -22,6 +23,7 @@ std::optional<WorkloadFormat> parse_workload_format(std::string_view name) {
   if (name == "dfmodel") return WorkloadFormat::Dfmodel;
   if (name == "neusight") return WorkloadFormat::NeusightTable;
   if (name == "torchviz") return WorkloadFormat::TorchvizDot;
+  if (name == "chakra") return WorkloadFormat::Chakra;
   return std::nullopt;
 }
 
@@ -35,6 +37,8 @@ std::string_view to_string(WorkloadFormat format) {
       return "neusight";
     case WorkloadFormat::TorchvizDot:
       return "torchviz";
+    case WorkloadFormat::Chakra:
+      return "chakra";
   }
   return "?";
 }
@@ -69,6 +73,8 @@ Workload read_workload_file(const std::string& path, std::optional<WorkloadForma
 
 Workload read_workload_file(const std::string& path, std::optional<WorkloadFormat> forced,
                             const ReaderOptions& options, Diagnostics& diagnostics) {
+  if (forced == WorkloadFormat::Chakra || (!forced && is_chakra_trace_path(path)))
+    return read_chakra_traces(path, options, diagnostics);
   const std::string content = read_workload_content(path);
 
   const auto format = forced ? forced : detect_workload_format(content);
@@ -88,6 +94,8 @@ Workload read_workload_file(const std::string& path, std::optional<WorkloadForma
       return read_neusight_table(path, content, options, diagnostics);
     case WorkloadFormat::TorchvizDot:
       return read_torchviz_dot(path, content, options, diagnostics);
+    case WorkloadFormat::Chakra:
+      break;
   }
   throw InputError({path, 0}, "unsupported format");
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 namespace orrery {
 namespace {
@@ -56,14 +57,15 @@ AicbExport aicb_workload(const Workload& g) {
     out.lost.push_back("context parallelism: its key-value exchanges are dropped and its " +
                        std::to_string(par.cp) + " ranks per sequence count as data-parallel");
 
-  std::map<size_t, size_t> index;  // generated row -> written row
+  // generated row -> its written rows, one per pass that lists it (micro-batches share a pass)
+  std::map<size_t, std::vector<size_t>> index;
   const auto add = [&](size_t from, const std::string& name) {
     Layer l = program.layers[from];
     l.name = name;
     l.stage_set = -1;
     drop_context(l.forward);
     drop_context(l.input_grad);
-    index[from] = w.program.layers.size();
+    index[from].push_back(w.program.layers.size());
     w.program.layers.push_back(std::move(l));
   };
   for (const LayerRange pass : program.micro_batches) {
@@ -96,8 +98,11 @@ AicbExport aicb_workload(const Workload& g) {
     const auto checkpoint = index.find(static_cast<size_t>(g.recompute.checkpoints[k]));
     const auto trigger = index.find(static_cast<size_t>(g.recompute.triggers[k]));
     if (checkpoint == index.end() || trigger == index.end()) continue;
-    w.recompute.checkpoints.push_back(static_cast<int64_t>(checkpoint->second));
-    w.recompute.triggers.push_back(static_cast<int64_t>(trigger->second));
+    for (size_t copy = 0; copy < trigger->second.size() && copy < checkpoint->second.size();
+         ++copy) {
+      w.recompute.checkpoints.push_back(static_cast<int64_t>(checkpoint->second[copy]));
+      w.recompute.triggers.push_back(static_cast<int64_t>(trigger->second[copy]));
+    }
   }
   return out;
 }

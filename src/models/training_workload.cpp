@@ -137,11 +137,12 @@ class Generator {
 
     Program& program = w.program;
     program.pass_per_model_chunk = true;
-    for (int64_t mb = 0; mb < p_.micro_batches; ++mb) {
-      const size_t begin = program.layers.size();
-      pass(w);
-      program.micro_batches.push_back({begin, program.layers.size()});
-    }
+    // Every micro-batch runs the same pass: its layers are generated once and each micro-batch
+    // lists the same range (the simulators cost each layer once per micro-batch that lists it).
+    const size_t begin = program.layers.size();
+    pass(w);
+    program.micro_batches.assign(static_cast<size_t>(p_.micro_batches),
+                                 {begin, program.layers.size()});
     program.after.begin = program.layers.size();
     iteration_rows(program);
     program.after.end = program.layers.size();
@@ -645,6 +646,7 @@ class Generator {
       } else {
         for (int64_t v = 0; v < vs; ++v)
           runs += program.runs_on(l, v) ? 1 : 0;
+        runs *= p_.micro_batches;  // each micro-batch runs the pass
       }
       total += once * static_cast<double>(runs);
     }

@@ -19,8 +19,8 @@
 //              through its memory without crossing a link, serialised with the transfers
 //              (all-reduce, all-gather, reduce-scatter and all-to-all only)
 //
-// Constants: base and hop scales are NCCL's own ratios (tuning tables, shared/reference/network/
-// NCCL-MODEL.md section 5.3: LL 6.6/8.4 and 0.6/3.4 of Simple on NVLink, 2.7/14 on the network,
+// Constants: base and hop scales are NCCL's own ratios (its tuning.cc, docs/references/
+// nccl-tuning.md: LL 6.6/8.4 and 0.6/3.4 of Simple on NVLink, 2.7/14 on the network,
 // 5/14 for a tree's network hop; LL128 14/8.4, 1.9/3.4, 4/14 and 8.5/14). The LL fraction 0.38 is
 // NCCL's LL cap over its ring bandwidth on A100 and H100 (87.7 / 240 and 141 / 360 GB/s), LL128's
 // 0.92 NCCL's factor. R_p, kRampExponent and kOwnShardCopies were fitted on collective measurements
@@ -59,8 +59,8 @@ const ProtocolTerms& terms(Protocol protocol);
 constexpr double kRampExponent = 0.613;
 constexpr double kOwnShardCopies = 3.49;
 
-// NCCL's mid-size dip of its tree (its tree correction factor by log2(S / 64 B), shared/reference/
-// network/NCCL-MODEL.md section 5.6) relative to the large-message value, which the tree's
+// NCCL's mid-size dip of its tree (its tree correction factor by log2(S / 64 B),
+// docs/references/nccl-tuning.md) relative to the large-message value, which the tree's
 // measured large-message efficiency (kTreeEfficiency) already holds: 1 from 128 MiB up, down to
 // 0.4 / 0.4 (LL), 0.6 / 1.0 (LL128) and 0.5 / 0.9 (Simple) around 64 KiB - 2 MiB.
 double tree_size_efficiency(Protocol protocol, double bytes);
@@ -73,7 +73,7 @@ double tree_size_efficiency(Protocol protocol, double bytes);
 constexpr double kNetworkRampPerServer = 4.0;
 
 // Ring all-reduces across servers with Simple pay NCCL's "plateau" factor on their latency (x1.4
-// on SM80 and later, NCCL-MODEL.md section 4.4) once each hop carries more than a few bytes.
+// on SM80 and later, docs/references/nccl-tuning.md) once each hop carries more than a few bytes.
 constexpr double kMultiServerRingSimpleLatency = 1.4;
 
 // Every protocol, in a fixed order (LL, LL128, Simple).

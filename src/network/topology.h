@@ -57,7 +57,7 @@ struct Dimension {
   double oversubscription = 1.0;
   // FatTree: the bus bandwidth NCCL lets its LL protocol reach on a group across two servers and
   // across more (its llMaxBw, which the host CPU decides: Intel 39.0 / 20.4 GB/s, AMD 22.5 / 19.0
-  // GB/s; NCCL-MODEL.md section 5.5); no cap where unset.
+  // GB/s; docs/references/nccl-tuning.md); no cap where unset.
   std::optional<Bandwidth> ll_busbw_two_servers;
   std::optional<Bandwidth> ll_busbw_more_servers;
 

@@ -35,7 +35,7 @@ Json breakdown(const Breakdown& b) {
 }
 
 // Dataflow-system figures (DFModel problems): utilization, cost_usd, power_w, flop and the
-// per-configuration table, at top level as the schema names them.
+// per-configuration table, at top level under DFModel's own names.
 void add_dataflow(Json& j, const DataflowFigures& f) {
   j["utilization"] = f.utilization;
   j["cost_usd"] = f.cost_usd;

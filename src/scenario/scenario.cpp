@@ -15,13 +15,15 @@
 #include "training/compute_pricing.h"
 #include "training/event_simulator.h"
 #include "training/flow_simulator.h"
+#include "training/graph_export.h"
+#include "training/graph_flow_simulator.h"
 
 namespace orrery {
 namespace {
 
 // Options that the workload's format does not use are reported, not silently dropped.
-// `format`: the workload's, or "model" for --model.
-void warn_unused_options(const Scenario& s, const std::string& workload_format,
+// `format`: the workload's, or "model" for --model; `graph`: a Chakra trace.
+void warn_unused_options(const Scenario& s, const std::string& workload_format, bool graph,
                          Diagnostics& diagnostics) {
   const auto unused = [&](bool given, const std::string& flag, const std::string& format) {
     if (given && workload_format != format)
@@ -32,6 +34,10 @@ void warn_unused_options(const Scenario& s, const std::string& workload_format,
   unused(s.reader.comm_dtype.has_value(), "--comm-dtype", "neusight");
   unused(!s.reader.graph_config.empty(), "--graph-config", "torchviz");
   unused(s.reader_ep.has_value(), "--ep", "torchviz");
+  unused(!s.reader.comm_groups.empty(), "--comm-groups", "chakra");
+  if (graph && (s.dp || s.gpus))
+    diagnostics.warn({}, std::string(s.dp ? "--dp" : "--gpus") +
+                             ": a Chakra trace's files set its ranks; ignored");
   if (!s.simai_busbw.empty() && s.compat != "simai")
     diagnostics.warn({}, "--busbw (SimAI's -busbw) applies only to SimAI-compatible runs; ignored");
 }
@@ -77,28 +83,26 @@ simai::Options simai_options(const Cluster& cluster) {
   return o;
 }
 
-// A generated program's passes are identical: price the first and the iteration-level rows, and
-// copy the first pass's times to the others.
-void price_generated(Workload& w, const Device& device) {
-  Program& program = w.program;
-  Workload priced;
-  priced.program.layers.assign(
-      program.layers.begin(),
-      program.layers.begin() + static_cast<std::ptrdiff_t>(program.micro_batches[0].end));
-  priced.program.layers.insert(
-      priced.program.layers.end(),
-      program.layers.begin() + static_cast<std::ptrdiff_t>(program.after.begin),
-      program.layers.begin() + static_cast<std::ptrdiff_t>(program.after.end));
-  price_compute(priced, device);
-  const size_t pass = program.micro_batches[0].size();
-  for (size_t i = 0; i < program.layers.size(); ++i) {
-    const size_t from = i >= program.after.begin ? pass + (i - program.after.begin) : i % pass;
-    Layer& to = program.layers[i];
-    const Layer& src = priced.program.layers[from];
-    to.forward.compute = src.forward.compute;
-    to.input_grad.compute = src.input_grad.compute;
-    to.weight_grad.compute = src.weight_grad.compute;
+// A model scenario's resolved plan and generated iteration, compute not yet priced.
+PricedModel generated_model(const ModelScenario& m) {
+  PricedModel out;
+  out.plan = resolve_plan(m);
+  try {
+    out.training = generate_training_workload(m.spec, out.plan);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
   }
+  return out;
+}
+
+// Prices the generated iteration on `device`; throws InputError when it lacks the plan's dtype.
+void price_on(PricedModel& model, const Device& device) {
+  const DType dtype = model.plan.dtype;
+  if (dtype != DType::BF16 && !device.matrix.contains(dtype))
+    throw InputError("--dtype " + std::string(to_string(dtype)) + ": device '" + device.name +
+                     "' has no " + std::string(to_string(dtype)) + " matrix rate");
+  model.device = device;
+  price_compute(model.training.workload, model.device);
 }
 
 struct Job {
@@ -112,7 +116,8 @@ struct Job {
 Job model_job(const Scenario& s) {
   const ModelScenario& m = *s.model;
   Job job;
-  PricedModel priced = priced_model(m, s.cluster, s.device);
+  PricedModel priced =
+      s.loaded_device ? priced_model(m, *s.loaded_device) : priced_model(m, s.cluster, s.device);
   TrainingWorkload& generated = priced.training;
   const Device& device = priced.device;
   job.memory = estimate_memory(m.spec, priced.plan, static_cast<double>(device.memory_capacity));
@@ -137,27 +142,59 @@ Job model_job(const Scenario& s) {
   return job;
 }
 
+// A workload file read, sized and priced.
+Job file_job(const Scenario& s, const std::string& path) {
+  Job job;
+  ReaderOptions reader = s.reader;
+  reader.ep = s.reader_ep.value_or(1);
+  reader.simai_compat = s.compat == "simai";
+  job.workload = read_workload_file(path, s.format, reader, job.diagnostics);
+  warn_unused_options(s, job.workload.format, job.workload.graph.has_value(),
+                      job.diagnostics);
+  set_world_size(s, job.workload, job.diagnostics);
+  if (has_compute_demands(job.workload)) {
+    job.device = compute_device(s.cluster, s.device, job.diagnostics);
+    price_compute(job.workload, *job.device);
+  } else if (!s.device.empty()) {
+    job.diagnostics.warn({}, "--device: '" + job.workload.name +
+                                 "' gives its compute times; no device model applies");
+  }
+  return job;
+}
+
 }  // namespace
+
+ExportedGraph export_graph(const Scenario& s, Diagnostics& diagnostics) {
+  if (s.model && !s.workload_files.empty())
+    throw InputError("--model replaces the workload file; give one or the other");
+  if (!s.model && s.workload_files.size() != 1)
+    throw InputError("expected one workload file or --model to convert");
+  Job job = s.model ? model_job(s) : file_job(s, s.workload_files.front());
+  if (job.workload.graph)
+    throw InputError({job.workload.source, 0}, "the workload is a Chakra trace already");
+  SimulationOptions options = s.options;
+  if (!s.model) options.world_size = s.gpus;
+  ExportedGraph out;
+  out.name = job.workload.name;
+  out.graph = export_task_graphs(job.workload, s.cluster, options, job.diagnostics);
+  for (const Warning& w : job.diagnostics.warnings())
+    diagnostics.warn(w.where, w.message);
+  return out;
+}
 
 PricedModel priced_model(const ModelScenario& m, const Cluster& cluster,
                          const std::string& device_override) {
-  PricedModel out;
-  out.plan = resolve_plan(m);
-  const ParallelPlan& plan = out.plan;
-  try {
-    out.training = generate_training_workload(m.spec, plan);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(e.what());
-  }
+  PricedModel out = generated_model(m);
   if (device_override.empty() && device_preset_text(cluster.gpu).empty())
     throw InputError("--cluster " + cluster.name + ": its gpu '" + cluster.gpu +
                      "' is no known device, so compute cannot be priced; give --device");
-  out.device = load_device(device_override.empty() ? cluster.gpu : device_override);
-  if (plan.dtype != DType::BF16 && !out.device.matrix.contains(plan.dtype))
-    throw InputError("--dtype " + std::string(to_string(plan.dtype)) + ": device '" +
-                     out.device.name + "' has no " + std::string(to_string(plan.dtype)) +
-                     " matrix rate");
-  price_generated(out.training.workload, out.device);
+  price_on(out, load_device(device_override.empty() ? cluster.gpu : device_override));
+  return out;
+}
+
+PricedModel priced_model(const ModelScenario& m, const Device& device) {
+  PricedModel out = generated_model(m);
+  price_on(out, device);
   return out;
 }
 
@@ -189,26 +226,12 @@ Prediction predict(const Scenario& s) {
     if (!s.compat.empty()) throw InputError("--compat applies to workload files, not --model");
     if (s.dp) throw InputError("--dp: with --model, the GPU count (--gpus) sets dp");
     jobs.push_back(model_job(s));
-    warn_unused_options(s, "model", jobs.back().diagnostics);
+    warn_unused_options(s, "model", false, jobs.back().diagnostics);
   } else {
     if (s.workload_files.empty()) throw InputError("expected a workload file or --model");
     if (s.dp && s.gpus) throw InputError("--dp and --gpus both set the world size; give one");
-    for (const std::string& path : s.workload_files) {
-      Job& job = jobs.emplace_back();
-      ReaderOptions reader = s.reader;
-      reader.ep = s.reader_ep.value_or(1);
-      reader.simai_compat = s.compat == "simai";
-      job.workload = read_workload_file(path, s.format, reader, job.diagnostics);
-      warn_unused_options(s, job.workload.format, job.diagnostics);
-      set_world_size(s, job.workload, job.diagnostics);
-      if (has_compute_demands(job.workload)) {
-        job.device = compute_device(s.cluster, s.device, job.diagnostics);
-        price_compute(job.workload, *job.device);
-      } else if (!s.device.empty()) {
-        job.diagnostics.warn({}, "--device: '" + job.workload.name +
-                                     "' gives its compute times; no device model applies");
-      }
-    }
+    for (const std::string& path : s.workload_files)
+      jobs.push_back(file_job(s, path));
   }
   const bool several = jobs.size() > 1;
   const bool simai = s.compat == "simai";
@@ -218,6 +241,12 @@ Prediction predict(const Scenario& s) {
                      "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
                      "--compat simai (the event mode models overlap itself; see --no-overlap)");
   if (several && simai) throw InputError("several workloads: --compat takes one workload");
+  for (const Job& job : jobs)
+    if (job.workload.graph && (mode == "analytical" || simai || several))
+      throw InputError({job.workload.source, 0},
+                       "a Chakra trace runs alone, in event or flow mode (not with --mode " + mode +
+                           (simai ? " --compat simai" : "") +
+                           (several ? " and other workloads" : "") + ")");
 
   if (simai) {
     const Workload& workload = jobs.front().workload;
@@ -254,7 +283,10 @@ Prediction predict(const Scenario& s) {
   } else {
     SimulationOptions options = s.options;
     if (!s.model) options.world_size = s.gpus;
-    if (mode == "flow") {
+    if (mode == "flow" && jobs.front().workload.graph) {
+      out.results.push_back(simulate_task_graph_flows(jobs.front().workload, s.cluster, options,
+                                                      jobs.front().diagnostics));
+    } else if (mode == "flow") {
       std::vector<const Workload*> workloads;
       std::vector<Diagnostics*> sinks;
       for (Job& job : jobs) {

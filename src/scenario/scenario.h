@@ -47,7 +47,10 @@ struct Scenario {
   std::optional<ModelScenario> model;
 
   Cluster cluster;
-  std::string device;           // overrides the cluster's gpu for compute pricing (preset or file)
+  std::string device;  // overrides the cluster's gpu for compute pricing (preset or file)
+  // That device (or the cluster's gpu) already loaded, for model scenarios: spares the lookup
+  // when many predictions share it (design-space search).
+  std::optional<Device> loaded_device;
   std::optional<int64_t> dp;    // world = dp x tp x pp for file workloads
   std::optional<int64_t> gpus;  // world size override for file workloads
 
@@ -67,6 +70,15 @@ struct Prediction {
 // Throws InputError for anything the scenario asks that cannot be done.
 Prediction predict(const Scenario& scenario);
 
+// The scenario's one workload (a file or the model) as every rank's task graph, priced on its
+// cluster as the event mode runs it (training/graph_export.h), and the workload's name. Warnings
+// go to `diagnostics`.
+struct ExportedGraph {
+  std::string name;
+  GraphProgram graph;
+};
+ExportedGraph export_graph(const Scenario& scenario, Diagnostics& diagnostics);
+
 // A model scenario's resolved plan, its generated iteration with the compute priced on the
 // cluster's GPU (or the device override), and that device. Throws InputError naming the flag for a
 // plan that cannot run.
@@ -77,6 +89,8 @@ struct PricedModel {
 };
 PricedModel priced_model(const ModelScenario& model, const Cluster& cluster,
                          const std::string& device_override);
+// The same on a device already loaded.
+PricedModel priced_model(const ModelScenario& model, const Device& device);
 
 // The world size of a model scenario's plan, with dp = gpus / (tp pp cp) and the micro-batches
 // per iteration gbs / (mbs dp); throws InputError naming the flag that does not divide.

@@ -75,21 +75,30 @@ Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage)
   return t;
 }
 
+// Consecutive micro-batches that list the same pass (generated programs) cost the same: one pass
+// and its count.
+bool same_pass(const Program& program, size_t micro_batch) {
+  const LayerRange a = program.micro_batches[micro_batch - 1], b = program.micro_batches[micro_batch];
+  return a.begin == b.begin && a.end == b.end;
+}
+
+using PassRun = std::pair<PassCost, int64_t>;
+
 // One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
 // and its iteration-level rows, with the overlapped gradient reductions hidden behind the last
 // backward where they fit.
-// `passes`: the stage's cost of each micro-batch pass; `longest`: the longest pass of any stage.
+// `passes`: the stage's micro-batch passes in runs; `longest`: the longest pass of any stage.
 StageTiming stage_timing(const IterationPlan& plan, int64_t stage,
-                         const std::vector<PassCost>& passes, Time longest) {
+                         const std::vector<PassRun>& passes, Time longest) {
   const int64_t p = plan.parallelism.pp;
   Breakdown b;
   std::map<CommGroup, Time> reductions;  // data-parallel work that may hide behind the backward
-  for (const PassCost& cost : passes) {
-    b.compute += cost.compute;
+  for (const auto& [cost, count] : passes) {
+    b.compute += cost.compute * count;
     for (const auto& [group, time] : cost.blocking)
-      b.exposed_comm[group] += time;
+      b.exposed_comm[group] += time * count;
     for (const auto& [group, time] : cost.async)
-      reductions[group] += time;
+      reductions[group] += time * count;
   }
   // Pipeline fill and drain, in passes: (p - 1) / v when every stage has a micro-batch for each
   // chunk step (m >= p); with fewer micro-batches than stages a chunk round still takes p chunk
@@ -140,16 +149,23 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage,
 Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cluster,
                                      const SimulationOptions& options,
                                      Diagnostics& diagnostics) const {
-  const IterationPlan plan = plan_iteration(workload, cluster, options, diagnostics);
+  const IterationPlan plan =
+      plan_iteration(workload, cluster, options, diagnostics, /*buckets=*/false);
   // Stages run alike unless the program gives them different layers; then each is costed.
   const int64_t stages = plan.stage_sets.empty() ? 1 : plan.parallelism.pp;
-  std::vector<std::vector<PassCost>> passes(static_cast<size_t>(stages));
+  std::vector<std::vector<PassRun>> passes(static_cast<size_t>(stages));
   Time longest;  // the longest pass of any stage: what the pipeline's fill and drain wait on
-  for (int64_t s = 0; s < stages; ++s)
+  for (int64_t s = 0; s < stages; ++s) {
+    std::vector<PassRun>& runs = passes[static_cast<size_t>(s)];
     for (size_t mb = 0; mb < plan.chunk_layers.size(); ++mb) {
-      passes[static_cast<size_t>(s)].push_back(pass_cost(plan, mb, s));
-      longest = std::max(longest, passes[static_cast<size_t>(s)].back().span());
+      if (mb > 0 && same_pass(workload.program, mb)) {
+        ++runs.back().second;
+        continue;
+      }
+      runs.emplace_back(pass_cost(plan, mb, s), 1);
+      longest = std::max(longest, runs.back().first.span());
     }
+  }
   std::vector<StageTiming> timings;
   for (int64_t s = 0; s < stages; ++s)
     timings.push_back(stage_timing(plan, s, passes[static_cast<size_t>(s)], longest));

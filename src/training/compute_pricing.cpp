@@ -1,5 +1,6 @@
 #include "training/compute_pricing.h"
 
+#include <optional>
 #include <stdexcept>
 
 #include "core/diagnostics.h"
@@ -11,9 +12,34 @@ namespace {
 
 constexpr const char* kFallbackDevice = "H100-SXM5-80GB";
 
+// Task graphs (Chakra traces): every compute or memory task without a duration, one kernel each.
+void price_graph(GraphProgram& graph, const Device& device) {
+  constexpr int64_t kMaxTaskPs = int64_t{1} << 56;  // about 20 hours
+  for (RankGraph& rank : graph.ranks)
+    for (GraphTask& task : rank.tasks) {
+      const std::optional<ComputeDemand> demand = compute_demand(task);
+      if (task.duration || !demand) continue;
+      std::optional<Time> t;
+      try {
+        t = kernel_time(device, *demand);
+      } catch (const std::out_of_range&) {  // beyond Time's range: refused below
+      }
+      if (!t || t->ps() > kMaxTaskPs)
+        throw InputError({rank.source, 0}, "node " + std::to_string(task.node) + " on " +
+                                               device.name +
+                                               ": expected a kernel under 20 hours, found "
+                                               "more; its num_ops or tensor_size is implausible");
+      task.duration = *t;
+    }
+}
+
 }  // namespace
 
 bool has_compute_demands(const Workload& workload) {
+  if (workload.graph)
+    for (const RankGraph& rank : workload.graph->ranks)
+      for (const GraphTask& task : rank.tasks)
+        if (!task.duration && task.has_demand) return true;
   for (const Layer& layer : workload.program.layers)
     for (const Phase* phase : {&layer.forward, &layer.input_grad, &layer.weight_grad})
       if (!phase->kernels.empty()) return true;
@@ -55,6 +81,7 @@ void price_compute(Workload& workload, const Device& device) {
       phase->compute = Time::from_ps(phase_ps);
     }
   }
+  if (workload.graph) price_graph(*workload.graph, device);
 }
 
 }  // namespace orrery

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "engine/task_graph.h"
+#include "training/graph_simulator.h"
 #include "training/iteration_plan.h"
 #include "training/stage_program.h"
 #include "training/stage_timeline.h"
@@ -95,6 +96,7 @@ StageTiming account(int64_t stage, const StageProgram& program, const IterationG
 
 Result EventSimulator::simulate(const Workload& workload, const Cluster& cluster,
                                 const SimulationOptions& options, Diagnostics& diagnostics) const {
+  if (workload.graph) return simulate_task_graphs(workload, cluster, options, diagnostics);
   const IterationPlan plan = plan_iteration(workload, cluster, options, diagnostics);
   const IterationPrograms programs = build_stage_programs(plan, options.record_timeline);
   const IterationGraph graph(programs);

@@ -265,7 +265,8 @@ void plan_buckets(IterationPlan& plan, const Program& program, std::optional<Byt
 }  // namespace
 
 IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
-                             const SimulationOptions& options, Diagnostics& diagnostics) {
+                             const SimulationOptions& options, Diagnostics& diagnostics,
+                             bool buckets) {
   const SourceLocation header{workload.source, 1};
   IterationPlan plan;
   Parallelism& par = plan.parallelism;
@@ -410,7 +411,7 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                                  " million it takes; --mode analytical takes any size");
 
   // Gradient buckets over the last micro-batch's backward, by weight-gradient compute.
-  if (options.overlap && !program.micro_batches.empty())
+  if (buckets && options.overlap && !program.micro_batches.empty())
     plan_buckets(plan, program, workload.gradient_bucket_bytes, pricer);
 
   if (par.pp > 1) {
@@ -443,9 +444,15 @@ std::vector<LayerTiming> layer_timings(const Workload& workload, const Iteration
     rows.push_back({layer.name, layer.line, 1, 0, phase(p.forward), phase(p.input_grad),
                     phase(p.weight_grad)});
   }
-  for (const PlannedLayer& p : plan.layers)
-    for (const size_t k : p.recompute)
-      ++rows[k].recomputes;
+  // A pass that several micro-batches list (generated programs) runs once for each of them.
+  const auto& passes = workload.program.micro_batches;
+  for (size_t k = 1; k < passes.size(); ++k)
+    if (passes[k].begin == passes[0].begin && passes[k].end == passes[0].end)
+      for (size_t i = passes[k].begin; i < passes[k].end && i < rows.size(); ++i)
+        ++rows[i].executions;
+  for (size_t t = 0; t < plan.layers.size(); ++t)
+    for (const size_t k : plan.layers[t].recompute)
+      rows[k].recomputes += rows[t].executions;
   return rows;
 }
 

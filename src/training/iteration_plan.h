@@ -88,7 +88,7 @@ struct IterationPlan {
   // chunk_layers[micro_batch][chunk]: layer indices in forward order.
   std::vector<std::vector<std::vector<size_t>>> chunk_layers;
   std::vector<size_t> iteration_layers;  // iteration-level rows, file order
-  std::vector<GradientBucket> buckets;   // empty without overlap
+  std::vector<GradientBucket> buckets;   // empty without overlap, or when not asked for
 
   // Program::pass_per_model_chunk: every chunk's list holds the whole pass, and stage s runs a
   // layer of chunk c only when stage_sets says virtual stage c * pp + s does.
@@ -123,8 +123,11 @@ constexpr int64_t kMaxStageTasks = 20'000'000;
 
 // Throws InputError when the parallelism does not fit the cluster or the world size, or the
 // iteration would need more than kMaxStageTasks tasks.
+// `buckets`: whether to split the overlapped gradient reductions into buckets (the closed form
+// hides them behind the last backward whole and does not need them).
 IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
-                             const SimulationOptions& options, Diagnostics& diagnostics);
+                             const SimulationOptions& options, Diagnostics& diagnostics,
+                             bool buckets = true);
 
 // Per-layer costs for the report: one row per workload layer.
 std::vector<LayerTiming> layer_timings(const Workload& workload, const IterationPlan& plan);

@@ -1,5 +1,6 @@
 // A training workload as read from a file: where it came from, how it is parallelised, and the
-// Program every rank runs (all pipeline stages run copies of it).
+// Program every rank runs (all pipeline stages run copies of it), or, for execution traces, the
+// task graph of every rank.
 #pragma once
 
 #include <optional>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "core/bandwidth.h"
+#include "workload/graph_program.h"
 #include "workload/model_summary.h"
 #include "workload/parallelism.h"
 #include "workload/program.h"
@@ -45,6 +47,9 @@ struct Workload {
   // Absent: one bucket per layer that produces weight gradients.
   std::optional<Bytes> gradient_bucket_bytes;
   Program program;
+  // Execution traces (Chakra): every rank's task graph, run as is instead of `program` (which
+  // is then empty; docs/chakra.md).
+  std::optional<GraphProgram> graph;
   std::optional<ModelSummary> model;  // from model-level formats
 };
 

@@ -1,5 +1,6 @@
 // End-to-end tests: run the `orrery` binary as a user would and compare with the reference
-// outputs of SimAI 1.7 (tests/golden/simai/, copied from shared/reference/simai/).
+// outputs of SimAI 1.7 (tests/golden/simai/: SimAI_analytical's EndToEnd.csv, run as
+// docs/simai-compat.md says).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Validation of the collective model against published nccl-tests measurements: every point of
-// tests/data/nccl_tests_single_node.csv (a copy of shared/reference/calibration/
-// hardware-measurements.md, Tables 1a-1, 1a-2, 1b-1 and 1b-2) is predicted with the presets and
+// tests/data/nccl_tests_single_node.csv (Tables 1a-1, 1a-2, 1b-1 and 1b-2 of
+// docs/references/calibration.md) is predicted with the presets and
 // no knobs, and the mean absolute percentage error (MAPE) of each GPU, collective and size range
 // is held to what docs/network.md ("Validation") reports. The protocol model's shared constants
 // and the presets' link constants were fitted on the A100 points and the H100 all-reduce; the

@@ -1,6 +1,6 @@
 // End-to-end tests of DFModel files: run the `orrery` binary on seed 004 (examples/dfmodel/) and
 // compare with DFModel's logged figures and per-configuration table (transcribed from
-// shared/reference/dfmodel/MODEL.md into tests/golden/dfmodel/), on its binary twin (encoded by
+// DFModel's log of this run into tests/golden/dfmodel/), on its binary twin (encoded by
 // Debian's protoc at build time), on variants that leave the mapping free, and through
 // `orrery convert` into the event simulator.
 #include <gtest/gtest.h>
@@ -31,7 +31,7 @@ const std::string kSeed = kSource + "/examples/dfmodel/gpt1t_pp128_dp32_4096chip
 const std::string kSeedBinary = DFMODEL_SEED_PB;
 const std::string kTable = kSource + "/tests/golden/dfmodel/seed004-configs.csv";
 
-// DFModel's log for the seed (MODEL.md 4.3).
+// DFModel's log for the seed.
 constexpr double kFinalS = 85.50267989926697;
 constexpr double kUtil = 0.3525573123140554;
 constexpr double kCost = 76628480;
@@ -251,9 +251,9 @@ TEST(DfmodelCli, ConvertedWorkloadRunsInTheEventSimulator) {
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   // The same work: compute and memory of every configuration, 96 micro-batches (35.127 s,
-  // MODEL.md 3.5), and the same pipeline count (1F1B and GPipe both take m + p - 1 slots), so
-  // the answers agree to a few percent; the event simulator overlaps the gradient all-reduce
-  // and the transfers that DFModel adds.
+  // DFModel's per-configuration table), and the same pipeline count (1F1B and GPipe both take m + p
+  // - 1 slots), so the answers agree to a few percent; the event simulator overlaps the gradient
+  // all-reduce and the transfers that DFModel adds.
   EXPECT_NEAR(j["breakdown_s"]["compute"].get<double>(), 35.127, 0.001);
   EXPECT_NEAR(j["iteration_time_s"].get<double>(), kFinalS, 0.02 * kFinalS);
   EXPECT_LT(j["iteration_time_s"].get<double>(), kFinalS);

@@ -67,7 +67,7 @@ TEST(TrainingValidation, MegatronSeleneTable5) {
   }
   const double mape = 100 * abs_sum / static_cast<double>(table.size());
   std::printf("MAPE %.2f %%\n", mape);
-  EXPECT_LE(mape, 7.5);  // docs/validation.md: 7.2 %; the goal is 5 %
+  EXPECT_LE(mape, 7.5);  // docs/validation.md: 7.2 %; the goal is 5 %
 }
 
 // NeMo 24.07 as its recipes run: FP8, the distributed optimizer, sequence parallelism with TP > 1,
@@ -93,7 +93,7 @@ TEST(TrainingValidation, NemoH100Fp8) {
   ASSERT_EQ(predicted, 12);
   const double mape = 100 * abs_sum / predicted;
   std::printf("MAPE %.2f %%\n", mape);
-  EXPECT_LE(mape, 11.0);  // docs/validation.md: 10.6 %; the goal is 10 %
+  EXPECT_LE(mape, 11.0);  // docs/validation.md: 10.6 %; the goal is 10 %
 }
 
 }  // namespace

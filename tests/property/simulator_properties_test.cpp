@@ -131,8 +131,8 @@ TEST(SimulatorProperties, FasterComputeIsNeverSlower) {
 
 TEST(SimulatorProperties, ResultsAreIdenticalRunToRun) {
   // Random jobs, every mode (flow mode on the smaller half) / a second run gives the same result
-  // to the picosecond and the byte, because Orrery is deterministic (DESIGN.md): no wall clock,
-  // no unordered iteration in results.
+  // to the picosecond and the byte, because Orrery is deterministic (docs/architecture.md): no wall
+  // clock, no unordered iteration in results.
   static const FlowSimulator flow;
   for (uint64_t seed = kFirstSeed; seed < kFirstSeed + kCases; ++seed) {
     const RandomCase c = random_case(seed);
@@ -153,7 +153,7 @@ TEST(SimulatorProperties, AnalyticalOverlapWindowIsTheBackwardSpan) {
   // compute, and a 177 MB data-parallel all-reduce) with compute 1.25 and 2 times shorter /
   // analytical mode gives no longer an iteration, as event mode does, because the closed form
   // hides the reduction behind the last backward's span (its exposed collectives included), not
-  // its compute alone, which shrank the window more than the backward (fixed in issue 10's stop).
+  // its compute alone, which shrank the window more than the backward (fixed since).
   const RandomCase c = random_case(1204);
   const AnalyticalSimulator analytical;
   const Time base = run(analytical, c.workload, c.cluster, c.options).iteration_time;

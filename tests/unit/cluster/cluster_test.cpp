@@ -79,7 +79,7 @@ TEST(Cluster, PresetsMatchTheirDatasheets) {
   EXPECT_DOUBLE_EQ(tpu.network[0].link_bandwidth.in_gb_per_second(), 50);  // 400 Gb/s ICI
 }
 
-// Issue 9's presets, against the figures their headers cite.
+// The H200, Blackwell, MI300X, RoCE and Ethernet presets, against the figures their headers cite.
 constexpr Time kNcclNvlinkStep = Time::from_ns(3420);  // NCCL Simple per step (3.4), H100 fit
 constexpr Time kNcclBase = Time::from_ns(8460);        // NCCL Simple per call (8.4), H100 fit
 constexpr Time kNcclNetStep = Time::from_us(14);       // NCCL network Simple per step

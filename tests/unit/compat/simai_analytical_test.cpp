@@ -36,7 +36,7 @@ int64_t cost_ns(const std::string& column, const std::string& type, Bytes size) 
   return column == "fwd" ? row.fwd.total_ns : column == "ig" ? row.ig.total_ns : row.wg.total_ns;
 }
 
-// The worked examples of SEMANTICS.md section 6, derived from its formulas:
+// Worked examples of SimAI's collective cost (docs/simai-compat.md), derived by hand:
 // T = trunc(size / 2^30 / (r * busbw) * 1e9 * f).
 TEST(SimaiAnalytical, WorkedExamplesOfTheCollectiveModel) {
   // DP all-gather, 4 nodes x 1 NIC: 175484928 / 2^30 / 48.5 * 1e9 * 3/4.
@@ -89,7 +89,7 @@ TEST(SimaiAnalytical, OverlapRatiosScaleExposureAfterTruncation) {
 }
 
 TEST(SimaiAnalytical, PipelineTermUsesTheOverlapRatioAsABandwidth) {
-  // SEMANTICS.md: with pp_o = 0.5, seed 003 (pp_comm 48 MiB, vpp 8, GA 1) gets 750000 us.
+  // SimAI's pipeline term: with pp_o = 0.5, seed 003 (pp_comm 48 MiB, vpp 8, GA 1) gets 750000 us.
   Workload w = one_row("fwd", "NONE", 0);
   w.stage_boundary_bytes = 50331648;
   Options o = defaults();

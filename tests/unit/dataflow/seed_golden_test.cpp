@@ -1,7 +1,7 @@
 // Seed 004 (DFModel's dse_final.txt for GPT-1T on a 128 x 32 torus) against DFModel's logged
-// figures and per-configuration table, as transcribed in shared/reference/dfmodel/MODEL.md
-// (section 3.5 and 4.3); the table is tests/golden/dfmodel/seed004-configs.csv (grouped rows
-// expanded, one per kernel).
+// figures and per-configuration table (its log of this run, `LLM/Compare_w_existing/Calculon/
+// fix_DP/1_128_32/log.txt` in DFModel's repository at 04f93d5e); the table is
+// tests/golden/dfmodel/seed004-configs.csv (grouped rows expanded, one per kernel).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -63,13 +63,13 @@ TEST(DfmodelSeed, ReproducesDfmodelSummaryFigures) {
   EXPECT_EQ(ev.mapping.tp, 1);
   EXPECT_EQ(ev.mapping.pp, 128);
   EXPECT_EQ(ev.mapping.dp, 32);
-  // Cost and power parts (MODEL.md 4.3). Power prices are float32 (0.052 is 0.0520000011).
+  // Cost and power parts (DFModel's log). Power prices are float32 (0.052 is 0.0520000011).
   EXPECT_EQ(ev.cost.cost.dram, 8351744.0);
   EXPECT_EQ(ev.cost.cost.chips, 67675136.0);
   EXPECT_EQ(ev.cost.cost.links, 409600.0);
   EXPECT_EQ(ev.cost.cost.switches, 192000.0);
   EXPECT_EQ(ev.cost.power.chips, 1821516.625);
-  EXPECT_NEAR(ev.cost.power.links, 10649.60, 0.005);  // MODEL.md gives 2 decimals
+  EXPECT_NEAR(ev.cost.power.links, 10649.60, 0.005);  // DFModel's log gives 2 decimals
   EXPECT_NEAR(ev.cost.power.switches, 416.00, 0.005);
   EXPECT_NEAR(ev.cost.power.dram, 1356991.34, 0.005);
   EXPECT_TRUE(ev.misfits.empty());
@@ -113,7 +113,7 @@ TEST(DfmodelSeed, EveryCellOfThePerConfigurationTable) {
 TEST(DfmodelSeed, CalculonStyleBreakdownAddsUp) {
   const Seed s;
   const Result r = dataflow_result(s.problem, s.outcome);
-  // MODEL.md 3.5: forward 11.903 + backward 23.224 s of compute and memory, bubble 48.083,
+  // DFModel's log: forward 11.903 + backward 23.224 s of compute and memory, bubble 48.083,
   // TP 0, P2P 1.074, DP 1.219 s.
   EXPECT_NEAR(r.breakdown.compute.seconds(), 11.903 + 23.224, 0.001);
   EXPECT_NEAR(r.breakdown.bubble.seconds(), 48.083, 0.0005);
@@ -123,7 +123,7 @@ TEST(DfmodelSeed, CalculonStyleBreakdownAddsUp) {
   EXPECT_EQ(r.breakdown.total(), r.iteration_time);
   expect_relative(r.iteration_time.seconds(), 85.50267989926697, 1e-12, "iteration time");
   ASSERT_TRUE(r.dataflow);
-  // 3072 sequences x 2048 tokens / 85.503 s = 73,582 tokens/s (MODEL.md 3.5).
+  // 3072 sequences x 2048 tokens / 85.503 s = 73,582 tokens/s (DFModel's log).
   EXPECT_NEAR(r.dataflow->tokens_per_second, 73582, 0.5);
   ASSERT_TRUE(r.peer);
   EXPECT_EQ(r.peer->peer, "dfmodel");
@@ -131,8 +131,8 @@ TEST(DfmodelSeed, CalculonStyleBreakdownAddsUp) {
 }
 
 TEST(DfmodelSeed, SameSystemOnSwSwCostsWhatDfmodelLogged) {
-  // MODEL.md 3.9 / 4.3: the seed point re-run on sw_sw: $78,710,080 and 3,189,240.76 W, the
-  // same time.
+  // DFModel's later version re-ran the seed point on sw_sw (its log at 52c34a87): $78,710,080 and
+  // 3,189,240.76 W, the same time.
   Seed s;
   s.problem.system.topology = "sw_sw";
   for (TopologyDimension& d : s.problem.system.dimensions)

@@ -32,7 +32,8 @@ TEST(ShardingSearch, GptLayerOptimumIsFourActivationAllReduces) {
   Diagnostics d;
   const DataflowGraph g = DataflowGraph::build(p, d);
   const ShardingPlan plan = choose_sharding(p, g, 0);
-  // DFModel's stage-1 objective for this graph (MODEL.md 3.2): 4 x 104,857,600 bytes.
+  // DFModel's stage-1 objective for this graph (its stage-1 MILP, arXiv:2412.16432): 4 x
+  // 104,857,600 bytes.
   EXPECT_EQ(plan.communicated_bytes, 4 * 104857600.0);
   EXPECT_TRUE(plan.chosen);
   EXPECT_TRUE(plan.proven_optimal);

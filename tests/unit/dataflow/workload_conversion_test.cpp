@@ -53,9 +53,9 @@ TEST(WorkloadConversion, SeedBecomesOnePassPerMicroBatch) {
   ASSERT_TRUE(grad.weight_grad.comm);
   EXPECT_EQ(grad.weight_grad.comm->group, CommGroup::Data);
   EXPECT_EQ(grad.weight_grad.comm->bytes, Bytes{2 * 5242880000ull + 4 * 1310720000ull});
-  // Pass rows: Q's forward is its compute and memory time (MODEL.md 3.5: 9717947.723372 ns);
-  // the backward rows come in reverse configuration order, weight updates in the weight-gradient
-  // phase.
+  // Pass rows: Q's forward is its compute and memory time (DFModel's per-configuration table:
+  // 9717947.723372 ns); the backward rows come in reverse configuration order, weight updates in
+  // the weight-gradient phase.
   const LayerRange pass = w.program.micro_batches[0];
   EXPECT_EQ(w.program.layers[pass.begin].name, "embedding_layer");
   const Layer& q = w.program.layers[pass.begin + 3];

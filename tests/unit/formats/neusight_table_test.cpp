@@ -137,8 +137,8 @@ TEST(NeusightTable, MalformedInputNamesLineAndField) {
   EXPECT_EQ(error_of(kHeader), "t.txt:2: expected at least one operator row");
 }
 
-// Seed 002 (shared/reference/graphs/NOTES.md, section 2): one GPT-2 Large block of 40 rows between
-// a 7-row prologue and 4 rows of ln_f and lm_head.
+// Seed 002 (examples/neusight/gpt2_large_block_b16_s1024.txt): one GPT-2 Large block of 40 rows
+// between a 7-row prologue and 4 rows of ln_f and lm_head.
 TEST(NeusightSeed002, OneBlockAsListed) {
   const std::string text = file_text(kSeed002);
   Diagnostics d;

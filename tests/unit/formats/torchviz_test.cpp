@@ -56,7 +56,7 @@ double total(const std::map<int64_t, double>& by_layer) {
   return sum;
 }
 
-// Seed 000: the checks of shared/reference/graphs/NOTES.md, section 1.
+// Seed 000 (examples/torchviz/moe_qformer_b4_s45.dot): counts taken from the graph by hand.
 TEST(TorchvizSeed000, NodeAndEdgeCountsPerKind) {
   const AutogradGraph g = parse_autograd_graph(kSeed000, file_text(kSeed000));
   EXPECT_EQ(g.nodes.size(), 2872u);

@@ -60,7 +60,7 @@ TEST(Device, ErrorsNameTheLineAndWhatWasExpected) {
             std::string::npos);
 }
 
-TEST(DevicePresets, TheIssuesDevicesWithDatasheetPeaks) {
+TEST(DevicePresets, TheA100AndHopperDevicesWithDatasheetPeaks) {
   const auto names = device_preset_names();
   for (const char* wanted :
        {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "DFModel-A100"})
@@ -89,7 +89,7 @@ TEST(DevicePresets, TheIssuesDevicesWithDatasheetPeaks) {
   EXPECT_EQ(chip.matrix_efficiency, 0.9);
 }
 
-// Issue 9: the Blackwell and MI300X presets against the figures their headers cite.
+// The Blackwell and MI300X presets against the figures their headers cite.
 TEST(DevicePresets, BlackwellAndMi300xMatchTheirSources) {
   // HGX B200 (8 GPUs, sparse): FP16/BF16 36 PFLOPS, FP8 72 PFLOPS -> 2.25 / 4.5 dense per GPU;
   // DGX B200: 1,440 GB and 64 TB/s for 8 GPUs.

@@ -77,7 +77,7 @@ TEST(KernelTime, SplitKFillsIdleUnitsWhenOutputTilesAreFew) {
 }
 
 TEST(KernelTime, WeightGradientsWithLongKApproachTheirForward) {
-  // Review finding: a dW of 1280 x 1280 over K = 16384 tokens cost far more on H100 than the
+  // A dW of 1280 x 1280 over K = 16384 tokens cost far more on H100 than the
   // forward GEMM of the same FLOPs (16384 x 1280 x 1280, 77.6 us), as its 100 output tiles leave
   // 32 of 132 SMs idle for the whole reduction: 95.2 us for the GEMM without split-K (22 % more).
   // With split-K (88.2 us) it stays within 15 %.
@@ -124,7 +124,7 @@ TEST(KernelTime, DfmodelChipIsDfmodelsFastMode) {
 }
 
 // Published BF16 GEMM times (cuBLAS through PyTorch, CUDA-graph timed) from
-// shared/reference/calibration/hardware-measurements.md, tables 2-2 .. 2-5 (NVIDIA aiconfigurator
+// docs/references/calibration.md, tables 2-2 .. 2-5 (NVIDIA aiconfigurator
 // database; A100-SXM4-80GB TensorRT-LLM 1.0.0 set, H100 80GB HBM3 TensorRT-LLM 1.3.0rc20 set).
 // 0 = not measured, or flagged by the source as a kernel-selection artifact (A100 2048^3 and
 // 1024 x 4096 x 4096).

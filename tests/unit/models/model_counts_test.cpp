@@ -187,7 +187,7 @@ TEST(ModelCounts, FlopsOfMoeAndMlaLayersByHand) {
 }
 
 TEST(ModelCounts, NemoThroughputTableIsOurFlopsTimesTokens) {
-  // NeMo 24.07's DGX-H100 table (shared/reference/calibration/nemo-h100-fp8.md) gives tokens/s/GPU
+  // NeMo 24.07's DGX-H100 table (tests/data/nemo_h100_fp8.csv) gives tokens/s/GPU
   // and NVIDIA's model TFLOP/s/GPU; with our presets, FLOPs per token x tokens/s reproduces the
   // TFLOP/s within the table's rounding, so shapes and FLOP conventions agree with NVIDIA's.
   struct Row {

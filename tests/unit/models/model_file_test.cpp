@@ -192,7 +192,8 @@ TEST(ModelPresets, EveryPresetLoadsWithItsSource) {
 }
 
 TEST(ModelPresets, CalibrationModelsArePresent) {
-  // megatron-selene-seqpar.md: 22B, 175B, 530B, 1T (hidden, heads, layers as listed there).
+  // tests/data/megatron_selene_table5.csv: 22B, 175B, 530B, 1T (hidden, heads, layers as listed
+  // there).
   for (const auto& [name, hidden, heads, layers] :
        {std::tuple{"megatron-22b", 6144, 64, 48}, std::tuple{"gpt3-175b", 12288, 96, 96},
         std::tuple{"megatron-530b", 20480, 128, 105}, std::tuple{"megatron-1t", 25600, 160, 128}}) {
@@ -203,7 +204,7 @@ TEST(ModelPresets, CalibrationModelsArePresent) {
     EXPECT_EQ(m.vocab, 51200) << name;
     EXPECT_EQ(m.seq, 2048) << name;
   }
-  // nemo-h100-fp8.md, by the table's names (aliases where ours differ).
+  // tests/data/nemo_h100_fp8.csv, by the table's names (aliases where ours differ).
   for (const char* name :
        {"gpt3-5b", "gpt3-20b", "gpt3-175b", "llama2-7b", "llama2-13b", "llama2-70b", "nemotron-8b",
         "nemotron-22b", "nemotron-340b", "llama3-8b", "llama3-70b"})

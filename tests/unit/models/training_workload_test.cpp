@@ -97,9 +97,12 @@ TEST(TrainingWorkload, FullRecomputeReRunsEveryLayer) {
   ParallelPlan p = plan(8, 8, 2);
   p.recompute = RecomputeMode::Full;
   const TrainingWorkload t = generate_training_workload(gpt3, p);
-  // 12 layer slots per pass (96 / 8), two passes.
-  EXPECT_EQ(t.workload.recompute.triggers.size(), 24u);
-  EXPECT_EQ(t.workload.recompute.checkpoints.size(), 24u);
+  // 12 layer slots per pass (96 / 8); the two micro-batches list the same pass.
+  EXPECT_EQ(t.workload.recompute.triggers.size(), 12u);
+  EXPECT_EQ(t.workload.recompute.checkpoints.size(), 12u);
+  ASSERT_EQ(t.workload.program.micro_batches.size(), 2u);
+  EXPECT_EQ(t.workload.program.micro_batches[0].begin, t.workload.program.micro_batches[1].begin);
+  EXPECT_EQ(t.workload.program.micro_batches[0].end, t.workload.program.micro_batches[1].end);
 }
 
 // Mixtral 8x7B with EP 8, TP 1 / a MoE layer dispatches and combines its routed tokens over the

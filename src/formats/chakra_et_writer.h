@@ -1,0 +1,28 @@
+// Writer of MLCommons Chakra execution traces (schema 0.0.4; formats/chakra_et_reader.h reads
+// them back): one file per rank, DIR/NAME.RANK.et, and DIR/comm_group.json for the process groups.
+//
+// Every task becomes a node whose id is its index in the rank's list, with its dependencies as
+// control dependencies. Durations are written twice: exactly, as the int64 attribute
+// `orrery_duration_ps` (what Orrery reads back), and as Chakra's duration_micros, rounded to the
+// nearest microsecond (what other tools read). Collectives carry comm_type, comm_size (all-gather:
+// each rank's share) and pg_name; sends and receives comm_src, comm_dst, comm_size and comm_tag;
+// compute nodes num_ops and tensor_size when a compute demand is known.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "workload/graph_program.h"
+
+namespace orrery {
+
+// One rank's file.
+void write_chakra_rank(std::ostream& out, const GraphProgram& program, size_t rank,
+                       const std::string& name);
+
+// Every rank's file and the group file into `dir` (created if missing). Throws InputError when a
+// file cannot be written.
+void write_chakra_traces(const GraphProgram& program, const std::string& dir,
+                         const std::string& name);
+
+}  // namespace orrery

@@ -1,0 +1,274 @@
+#include "training/graph_flow_simulator.h"
+
+#include <limits>
+#include <queue>
+#include <span>
+
+#include "network/collective_flows.h"
+#include "network/flow_network.h"
+#include "training/graph_tasks.h"
+
+namespace orrery {
+namespace {
+
+using engine::StreamId;
+using engine::TaskId;
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+// One step of a collective with its routes: the transfers' links and bytes, run `repeat` times,
+// each followed by `latency`.
+struct RoutedStep {
+  std::vector<LinkId> links;
+  std::vector<uint32_t> path_begin;  // per transfer, into links; one past the last closes
+  std::vector<double> bytes;
+  Time latency;
+  int64_t repeat = 1;
+};
+
+struct Run {  // a collective in flight
+  TaskId task = 0;
+  const std::vector<RoutedStep>* steps = nullptr;
+  size_t step = 0;
+  int64_t repeat = 0;
+  size_t outstanding = 0;
+};
+
+struct Event {
+  Time time;
+  uint64_t seq = 0;
+  bool step = false;  // a collective's step ends (else a task ends)
+  uint32_t id = 0;
+  bool operator>(const Event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
+};
+
+class FlowRun {
+ public:
+  FlowRun(const GraphProgram& program, const GraphTasks& tasks, GraphPricer& pricer)
+      : program_(program), tasks_(tasks), pricer_(pricer) {
+    const engine::TaskGraph& g = tasks.graph;
+    const size_t n = g.task_count();
+    successor_begin_.assign(n + 1, 0);
+    waiting_.assign(n, 0);
+    for (const auto& [before, after] : g.dependencies()) {
+      ++successor_begin_[before + 1];
+      ++waiting_[after];
+    }
+    for (size_t i = 0; i < n; ++i)
+      successor_begin_[i + 1] += successor_begin_[i];
+    successors_.resize(g.dependency_count());
+    std::vector<uint32_t> fill(successor_begin_.begin(), successor_begin_.end() - 1);
+    for (const auto& [before, after] : g.dependencies())
+      successors_[fill[before]++] = after;
+    stream_tasks_.resize(g.stream_count());
+    for (TaskId t = 0; t < n; ++t)
+      stream_tasks_[g.stream_of(t)].push_back(t);
+    head_.assign(g.stream_count(), 0);
+    busy_.assign(g.stream_count(), false);
+    timeline_.start.assign(n, Time::zero());
+    timeline_.finish.assign(n, Time::zero());
+    std::vector<double> capacity(pricer.links().link_count());
+    for (LinkId l = 0; l < capacity.size(); ++l)
+      capacity[l] = pricer.links().capacity(l);
+    network_.emplace(std::move(capacity));
+  }
+
+  engine::Timeline run() {
+    for (StreamId s = 0; s < stream_tasks_.size(); ++s)
+      try_start(s);
+    std::vector<FlowNetwork::FlowId> done;
+    while (true) {
+      const Time flow = network_->next_completion();
+      const Time event = events_.empty() ? Time::max() : events_.top().time;
+      if (flow == Time::max() && event == Time::max()) break;
+      if (flow <= event) {
+        now_ = flow;
+        done.clear();
+        network_->complete(now_, done);
+        for (const auto id : done)
+          flow_done(id);
+      } else {
+        const Event e = events_.top();
+        events_.pop();
+        now_ = e.time;
+        e.step ? step_done(e.id) : finish(e.id);
+      }
+    }
+    timeline_.makespan = now_;
+    return std::move(timeline_);
+  }
+
+  uint64_t flows() const { return network_->flows_started(); }
+
+ private:
+  const GraphTask& task_of(TaskId t) const {
+    const GraphOrigin o = tasks_.origin[t];
+    return program_.ranks[static_cast<size_t>(o.rank)].tasks[o.task];
+  }
+
+  void schedule(Time at, bool step, uint32_t id) { events_.push({at, seq_++, step, id}); }
+
+  void try_start(StreamId s) {
+    if (busy_[s] || head_[s] == stream_tasks_[s].size()) return;
+    const TaskId t = stream_tasks_[s][head_[s]];
+    if (waiting_[t] > 0) return;
+    busy_[s] = true;
+    timeline_.start[t] = now_;
+    const GraphTask& g = task_of(t);
+    if (g.kind == GraphTaskKind::Collective)
+      launch(t, g);
+    else if (g.kind == GraphTaskKind::Send)
+      send(t, g);
+    else
+      schedule(now_ + tasks_.graph.duration_of(t), false, t);
+  }
+
+  void finish(TaskId t) {
+    timeline_.finish[t] = now_;
+    const StreamId s = tasks_.graph.stream_of(t);
+    busy_[s] = false;
+    ++head_[s];
+    for (uint32_t k = successor_begin_[t]; k < successor_begin_[t + 1]; ++k)
+      if (--waiting_[successors_[k]] == 0) try_start(tasks_.graph.stream_of(successors_[k]));
+    try_start(s);
+  }
+
+  void send(TaskId t, const GraphTask& g) {
+    path_.clear();
+    const int64_t from = tasks_.origin[t].rank;
+    const Time latency = pricer_.links().route(from, g.peer, hash_++, path_);
+    if (g.bytes == 0 || path_.empty()) {
+      schedule(now_ + latency, false, t);
+      return;
+    }
+    own(network_->start(path_, static_cast<double>(g.bytes), now_), {false, t, latency});
+  }
+
+  const std::vector<RoutedStep>& routed(const GraphTask& g) {
+    const auto key = std::make_tuple(g.group, g.collective, g.bytes);
+    if (const auto it = routed_.find(key); it != routed_.end()) return it->second;
+    const std::vector<int64_t>& members = pricer_.members(g.group);
+    const CollectiveFlowPlan plan =
+        flow_plan(pricer_.model(g.group), g.collective, g.bytes, pricer_.algorithm(), members);
+    std::vector<RoutedStep> steps;
+    for (const FlowStep& fs : plan.steps) {
+      RoutedStep s;
+      Time route_latency;
+      for (const Transfer& x : fs.transfers) {
+        s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
+        route_latency = std::max(route_latency, transfer_route(pricer_.topology(), pricer_.links(),
+                                                               x, hash_++, s.links));
+        s.bytes.push_back(x.bytes);
+      }
+      s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
+      for (const StepRun& r : fs.runs) {
+        if (r.count < 1) continue;
+        RoutedStep run = s;
+        run.repeat = r.count;
+        run.latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
+        steps.push_back(std::move(run));
+      }
+    }
+    return routed_.emplace(key, std::move(steps)).first->second;
+  }
+
+  void launch(TaskId t, const GraphTask& g) {
+    if (pricer_.members(g.group).size() <= 1) {
+      schedule(now_, false, t);
+      return;
+    }
+    Run run;
+    run.task = t;
+    run.steps = &routed(g);
+    uint32_t id = 0;
+    if (!free_runs_.empty()) {
+      id = free_runs_.back();
+      free_runs_.pop_back();
+      runs_[id] = run;
+    } else {
+      id = static_cast<uint32_t>(runs_.size());
+      runs_.push_back(run);
+    }
+    begin_step(id);
+  }
+
+  void begin_step(uint32_t id) {
+    Run& run = runs_[id];
+    if (run.step >= run.steps->size()) {
+      const TaskId t = run.task;
+      free_runs_.push_back(id);
+      finish(t);
+      return;
+    }
+    const RoutedStep& s = (*run.steps)[run.step];
+    run.outstanding = s.bytes.size();
+    for (size_t i = 0; i < s.bytes.size(); ++i) {
+      const std::span<const LinkId> path(s.links.data() + s.path_begin[i],
+                                         s.path_begin[i + 1] - s.path_begin[i]);
+      own(network_->start(path, s.bytes[i], now_), {true, id, Time::zero()});
+    }
+    if (run.outstanding == 0) schedule(now_ + s.latency, true, id);
+  }
+
+  void step_done(uint32_t id) {
+    Run& run = runs_[id];
+    if (++run.repeat >= (*run.steps)[run.step].repeat) {
+      run.repeat = 0;
+      ++run.step;
+    }
+    begin_step(id);
+  }
+
+  struct Owner {
+    bool collective = false;
+    uint32_t id = 0;  // run, or send task
+    Time latency;
+  };
+  void own(FlowNetwork::FlowId id, Owner owner) {
+    if (owners_.size() <= id) owners_.resize(id + 1);
+    owners_[id] = owner;
+  }
+
+  void flow_done(FlowNetwork::FlowId id) {
+    const Owner o = owners_[id];
+    if (!o.collective) {
+      schedule(now_ + o.latency, false, o.id);
+      return;
+    }
+    Run& run = runs_[o.id];
+    if (--run.outstanding == 0) schedule(now_ + (*run.steps)[run.step].latency, true, o.id);
+  }
+
+  const GraphProgram& program_;
+  const GraphTasks& tasks_;
+  GraphPricer& pricer_;
+  std::vector<uint32_t> successor_begin_, successors_, waiting_;
+  std::vector<std::vector<TaskId>> stream_tasks_;
+  std::vector<size_t> head_;
+  std::vector<bool> busy_;
+  engine::Timeline timeline_;
+  std::optional<FlowNetwork> network_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t seq_ = 0, hash_ = 0;
+  Time now_;
+  std::vector<LinkId> path_;
+  std::map<std::tuple<int32_t, CollectiveKind, Bytes>, std::vector<RoutedStep>> routed_;
+  std::vector<Run> runs_;
+  std::vector<uint32_t> free_runs_;
+  std::vector<Owner> owners_;
+};
+
+}  // namespace
+
+Result simulate_task_graph_flows(const Workload& workload, const Cluster& cluster,
+                                 const SimulationOptions& options, Diagnostics&) {
+  const GraphProgram& program = *workload.graph;
+  GraphPricer pricer(program, cluster, options.algorithm);
+  const GraphTasks tasks = build_graph_tasks(program, every_rank(program.ranks.size()), pricer);
+  FlowRun run(program, tasks, pricer);
+  Result result = graph_result("flow", workload, cluster, tasks, run.run());
+  result.flows = static_cast<int64_t>(run.flows());
+  return result;
+}
+
+}  // namespace orrery

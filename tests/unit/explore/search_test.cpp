@@ -1,0 +1,159 @@
+// Searches over small spaces written out by hand: what each pruning rule removes, the best plan,
+// and the errors a request gets before any work.
+#include <gtest/gtest.h>
+
+#include "core/diagnostics.h"
+#include "explore/search.h"
+#include "models/model_file.h"
+
+namespace orrery::explore {
+namespace {
+
+SearchRequest request(const std::string& model, const std::string& cluster, int64_t gpus,
+                      int64_t gbs, const std::vector<std::string>& varies) {
+  SearchRequest r;
+  r.spec = load_model(model);
+  r.gbs = gbs;
+  r.base.seq = r.spec.seq;
+  ClusterAxes clusters;
+  clusters.clusters = {cluster};
+  clusters.gpus = {gpus};
+  clusters.devices = {""};
+  clusters.gpus_per_server = {std::nullopt};
+  clusters.nic_busbw = clusters.nvlink_busbw = {std::nullopt};
+  std::vector<Vary> parsed;
+  for (const std::string& v : varies)
+    parsed.push_back(parse_vary(v));
+  apply_varies(parsed, r.axes, clusters);
+  r.clusters = cluster_choices(clusters);
+  r.top = 3;
+  r.recheck = 0;
+  r.threads = 2;
+  return r;
+}
+
+int64_t pruned(const SearchResult& s, PruneRule rule) {
+  return s.counts.pruned[static_cast<size_t>(rule)];
+}
+
+// GPT-3 175B (96 layers, 96 heads) on 96 A100-80GB (8 per server), batch 192, pp 8, full
+// recompute, sequence parallelism, ZeRO-1. Default tp: divisors of 96 up to 8 = 1 2 3 4 6 8;
+// tp 1 has no sequence parallelism, so 5 plans:
+//   tp 8: 64 GPUs per replica do not divide 96               -> divisibility
+//   tp 3, tp 6: not divisors of the 8-GPU server             -> tp-nvlink
+//   tp 2: dp 6, 175e9 / 16 = 10.9e9 parameters per GPU x (2 + 4 + 12 / 6) bytes = 87 GB > 80 GB
+//                                                            -> memory
+//   tp 4: dp 3, 5.5e9 x (2 + 4 + 12 / 3) = 55 GB plus a few GB of activations: evaluated.
+TEST(Search, EachRuleCountedOnAHandWrittenSpace) {
+  const SearchRequest r =
+      request("gpt3-175b", "dgx-a100", 96, 192,
+              {"pp=8", "vpp=1", "mbs=1", "recompute=full", "sequence-parallel=1", "zero=1"});
+  const SearchResult s = run_search(r, nullptr);
+  EXPECT_EQ(s.counts.space, 5);
+  EXPECT_EQ(pruned(s, PruneRule::Divisibility), 1);
+  EXPECT_EQ(pruned(s, PruneRule::TpNvlink), 2);
+  EXPECT_EQ(pruned(s, PruneRule::Memory), 1);
+  EXPECT_EQ(pruned(s, PruneRule::Dominated), 0);
+  EXPECT_EQ(s.counts.evaluated, 1);
+  ASSERT_EQ(s.best.size(), 1u);
+  EXPECT_EQ(s.best[0].point.plan.tp, 4);
+  EXPECT_EQ(s.best[0].point.plan.dp, 3);
+}
+
+// GPT-3 1.3B on 8 GPUs, tp 1 pp 1 (dp 8): 1.3e9 x 18 bytes = 24 GB fits an 80 GB A100 with any
+// choice, so of recompute {none, selective, full} x zero {0, 1, 2, 3} = 12 plans, selective and
+// full (8) and ZeRO-2 and -3 without recompute (2) are dominated; none with ZeRO 0 and 1 remain.
+TEST(Search, MemorySavingsThatAreNotNeededAreDominated) {
+  const SearchRequest r =
+      request("gpt3-1.3b", "dgx-a100", 8, 64, {"tp=1", "pp=1", "mbs=1", "zero=0,1,2,3"});
+  const SearchResult s = run_search(r, nullptr);
+  EXPECT_EQ(s.counts.space, 12);
+  EXPECT_EQ(pruned(s, PruneRule::Dominated), 10);
+  EXPECT_EQ(s.counts.evaluated, 2);
+  for (const RankedPoint& p : s.best)
+    EXPECT_EQ(p.point.plan.recompute, RecomputeMode::None);
+}
+
+// A 1.3B model on one 8-GPU server: tensor parallelism only adds all-reduces of activations to
+// the same per-GPU work, so pure data parallelism (tp 1, dp 8) is the fastest.
+TEST(Search, DataParallelBeatsTensorParallelForASmallModel) {
+  const SearchRequest r =
+      request("gpt3-1.3b", "dgx-a100", 8, 64,
+              {"tp=1,2,8", "pp=1", "mbs=1", "recompute=none", "zero=1", "sequence-parallel=1,0"});
+  const SearchResult s = run_search(r, nullptr);
+  ASSERT_FALSE(s.best.empty());
+  EXPECT_EQ(s.best[0].point.plan.tp, 1);
+}
+
+// On a small space the analytical ranking's top 3 holds the plan event mode finds best.
+TEST(Search, AnalyticalTopThreeHoldsTheEventBest) {
+  SearchRequest r = request("gpt3-1.3b", "dgx-a100", 16, 64,
+                            {"tp=1,2,4", "pp=1,2", "vpp=1", "mbs=1,2", "recompute=none", "zero=1"});
+  r.rank_by = "event";
+  r.top = 1;
+  const SearchResult by_event = run_search(r, nullptr);
+  r.rank_by = "analytical";
+  r.top = 3;
+  const SearchResult by_analytical = run_search(r, nullptr);
+  ASSERT_EQ(by_event.best.size(), 1u);
+  const auto key = [&](const RankedPoint& p) { return point_key(p.point, r.clusters[0]); };
+  bool found = false;
+  for (const RankedPoint& p : by_analytical.best)
+    found = found || key(p) == key(by_event.best[0]);
+  EXPECT_TRUE(found) << key(by_event.best[0]);
+}
+
+TEST(Search, RecheckOrdersTheBestByEventTime) {
+  SearchRequest r = request("gpt3-1.3b", "dgx-a100", 16, 64,
+                            {"tp=1,2", "pp=1,2", "vpp=1", "mbs=1,2", "recompute=none", "zero=1"});
+  r.recheck = 3;
+  const SearchResult s = run_search(r, nullptr);
+  ASSERT_EQ(s.best.size(), 3u);
+  EXPECT_EQ(s.counts.rechecked, 3);
+  for (size_t i = 0; i + 1 < s.best.size(); ++i)
+    EXPECT_LE(s.best[i].event->iteration_s, s.best[i + 1].event->iteration_s);
+}
+
+TEST(Search, SpaceThatPruningEmptiesNamesTheRule) {
+  // tp 7 divides neither the 96 heads nor the GPUs.
+  const SearchRequest r = request("gpt3-175b", "dgx-a100", 64, 64, {"tp=7"});
+  try {
+    run_search(r, nullptr);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the divisibility rule"), std::string::npos) << e.what();
+  }
+  // GPT-3 175B on 8 GPUs: 175e9 x 18 / 8 / ... no plan fits.
+  const SearchRequest big = request("gpt3-175b", "dgx-a100", 8, 8, {});
+  try {
+    run_search(big, nullptr);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the memory rule"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Search, BadVaryIsRefused) {
+  EXPECT_THROW(parse_vary("tensor=1,2"), InputError);
+  EXPECT_THROW(parse_vary("tp="), InputError);
+  EXPECT_THROW(parse_vary("tp"), InputError);
+  PlanAxes plan;
+  ClusterAxes clusters;
+  EXPECT_THROW(apply_varies({parse_vary("tp=a,2")}, plan, clusters), InputError);
+  EXPECT_THROW(apply_varies({parse_vary("recompute=some")}, plan, clusters), InputError);
+  EXPECT_THROW(apply_varies({parse_vary("nic-busbw=-3")}, plan, clusters), InputError);
+}
+
+// --vary gpus widens the cluster choices: every plan on each GPU count.
+TEST(Search, ClusterKeysWidenTheSpace) {
+  const SearchRequest one = request("gpt3-1.3b", "dgx-a100", 8, 64,
+                                    {"tp=1", "pp=1", "mbs=1", "recompute=none", "zero=1"});
+  const SearchRequest two = request(
+      "gpt3-1.3b", "dgx-a100", 8, 64,
+      {"tp=1", "pp=1", "mbs=1", "recompute=none", "zero=1", "gpus=8,16", "nic-busbw=25,50"});
+  EXPECT_EQ(two.clusters.size(), 4u);
+  EXPECT_EQ(run_search(two, nullptr).counts.space, 4 * run_search(one, nullptr).counts.space);
+}
+
+}  // namespace
+}  // namespace orrery::explore
