@@ -428,10 +428,10 @@ std::function<int()> add_simulate_command(CLI::App& app) {
     for (const char* flag : {"--execution", "--allreduce-factor", "--staging-buffers", "--top",
                              "--threads", "--time-limit"})
       if (given(flag)) args->dataflow_flags.emplace_back(flag);
-    for (const char* flag : {"--layers", "--backward-ratio", "--comm-dtype", "--graph-config",
-                             "--dp", "--ep", "--device", "--dp-overlap", "--tp-overlap",
-                             "--ep-overlap", "--pp-overlap", "--run-name", "--busbw",
-                             "--comm-groups"})
+    for (const char* flag :
+         {"--layers", "--backward-ratio", "--comm-dtype", "--graph-config", "--dp", "--ep",
+          "--device", "--dp-overlap", "--tp-overlap", "--ep-overlap", "--pp-overlap", "--run-name",
+          "--busbw", "--comm-groups"})
       if (given(flag)) args->reader_flags.emplace_back(flag);
     if (args->workloads.empty() && args->model.empty())
       throw InputError(

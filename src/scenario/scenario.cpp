@@ -149,8 +149,7 @@ Job file_job(const Scenario& s, const std::string& path) {
   reader.ep = s.reader_ep.value_or(1);
   reader.simai_compat = s.compat == "simai";
   job.workload = read_workload_file(path, s.format, reader, job.diagnostics);
-  warn_unused_options(s, job.workload.format, job.workload.graph.has_value(),
-                      job.diagnostics);
+  warn_unused_options(s, job.workload.format, job.workload.graph.has_value(), job.diagnostics);
   set_world_size(s, job.workload, job.diagnostics);
   if (has_compute_demands(job.workload)) {
     job.device = compute_device(s.cluster, s.device, job.diagnostics);
