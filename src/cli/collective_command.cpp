@@ -5,8 +5,11 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/cluster_options.h"
 #include "cli/commands.h"
 #include "cli/number_checks.h"
+#include "cli/output_files.h"
+#include "cli/run_provenance.h"
 #include "cluster/cluster.h"
 #include "core/diagnostics.h"
 #include "core/quantity.h"
@@ -25,7 +28,7 @@ struct CollectiveArgs {
   std::string min_size, max_size;
   int64_t factor = 2;
   int64_t ranks = 8;
-  std::string cluster = "hgx-h100";
+  ClusterArgs cluster;
   std::string algorithm = "auto";
   std::string mode = "analytical";
   bool json = false;
@@ -81,7 +84,9 @@ std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
 
 int run_collective(const CollectiveArgs& a) {
   const CollectiveKind kind = parse_op(a.op);
-  const Cluster cluster = load_cluster(a.cluster);
+  protect_input_file(a.cluster.cluster);
+  const EffectiveCluster effective = effective_cluster(a.cluster, kDefaultCluster);
+  const Cluster& cluster = effective.cluster;
   const Algorithm algorithm = *parse_algorithm(a.algorithm);
   const std::vector<Bytes> sizes = sizes_of(a);
   std::optional<RankPlacement> placement;
@@ -150,7 +155,8 @@ int run_collective(const CollectiveArgs& a) {
     }
   }
   if (a.json) {
-    nlohmann::ordered_json out = {{"collective", std::string(to_string(kind))},
+    nlohmann::ordered_json out = {{"provenance", provenance_json(run_provenance(&effective, {}))},
+                                  {"collective", std::string(to_string(kind))},
                                   {"ranks", a.ranks},
                                   {"cluster", cluster.name},
                                   {"results", rows}};
@@ -170,7 +176,8 @@ std::function<int()> add_collective_command(CLI::App& app) {
   cmd->footer(
       "Examples:\n"
       "  orrery collective --op allreduce --size 1GiB --ranks 64 --cluster hgx-h100\n"
-      "  orrery collective --op allgather -b 8 -e 16GiB -f 2 --ranks 8 --cluster dgx-a100\n\n"
+      "  orrery collective --op allgather -b 8 -e 16GiB -f 2 --ranks 8 --cluster dgx-a100\n"
+      "  orrery collective --size 1GiB --ranks 16 --nic-busbw 25 --nics-per-server 4\n\n"
       "algbw = size / time; busbw = algbw x 2(n-1)/n for all-reduce, x (n-1)/n for all-gather,\n"
       "reduce-scatter and all-to-all, x 1 for broadcast, reduce and sendrecv (the nccl-tests\n"
       "definitions; sizes as nccl-tests counts them). GB/s = 1e9 B/s.");
@@ -186,7 +193,9 @@ std::function<int()> add_collective_command(CLI::App& app) {
   cmd->add_option("--ranks", args->ranks, "Ranks, placed on the first GPUs of the cluster")
       ->check(integer_in(1, kMaxWorldSize))
       ->capture_default_str();
-  cmd->add_option("--cluster", args->cluster, "Cluster preset or YAML file")->capture_default_str();
+  add_cluster_options(*cmd, args->cluster,
+                      "Cluster preset or YAML file (default: " + std::string(kDefaultCluster) + ")",
+                      false);
   std::vector<std::string> algorithms = {"auto"};
   for (const Algorithm a : all_algorithms())
     algorithms.emplace_back(to_string(a));

@@ -251,7 +251,7 @@ std::function<int()> add_explore_command(CLI::App& app, explore::Distribution* d
       "--vary", a->vary,
       "KEY=V1,V2,...: plan keys (tp pp cp ep vpp mbs recompute sequence-parallel "
       "distributed-optimizer zero) narrow the default space; cluster keys (cluster gpus "
-      "device gpus-per-server nic-busbw nvlink-busbw, GiB/s) widen it");
+      "device gpus-per-server nic-busbw nvlink-busbw, GB/s) widen it");
   cmd->add_option("--objective", a->objective, "time, cost, energy or tokens-per-dollar")
       ->check(CLI::IsMember({"time", "cost", "energy", "tokens-per-dollar"}))
       ->capture_default_str();

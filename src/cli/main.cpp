@@ -5,6 +5,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "cli/run_provenance.h"
 #include "cli/simai_flag_aliases.h"
 #include "core/allocator_tuning.h"
 #include "core/diagnostics.h"
@@ -16,7 +17,8 @@ int main(int argc, char** argv) {
       "Orrery: simulates one iteration of large-scale distributed training and says where the "
       "time goes.",
       "orrery"};
-  app.set_version_flag("--version", std::string("orrery ") + orrery::kOrreryVersion);
+  app.set_version_flag("--version", orrery::orrery_version());
+  orrery::record_command_line(argc, argv);
   app.require_subcommand(1);
   std::map<std::string, std::function<int()>> commands = {
       {"simulate", orrery::add_simulate_command(app)},

@@ -1,6 +1,7 @@
 #include "cli/output_files.h"
 
 #include <fstream>
+#include <iostream>
 
 #include "core/diagnostics.h"
 
@@ -19,8 +20,16 @@ void protect_input_file(const std::filesystem::path& path) {
   if (std::filesystem::is_regular_file(path, ec)) protected_inputs().push_back(path);
 }
 
+const std::vector<std::filesystem::path>& input_files() {
+  return protected_inputs();
+}
+
 void write_file(const std::filesystem::path& path,
                 const std::function<void(std::ostream&)>& write) {
+  if (path == "-") {  // standard output
+    write(std::cout);
+    return;
+  }
   for (const auto& input : protected_inputs()) {
     std::error_code ec;
     if (std::filesystem::equivalent(path, input, ec))

@@ -14,9 +14,12 @@ namespace orrery {
 // the workload). Paths that do not name an existing file are ignored.
 void protect_input_file(const std::filesystem::path& path);
 
+// The files marked so far, in the order given (the run's input files, for its provenance).
+const std::vector<std::filesystem::path>& input_files();
+
 // Writes `path` with `write`, through a temporary file in the same directory renamed over `path`
 // once complete (a failed run leaves no partial file); throws InputError when it cannot be
-// written or is a protected input.
+// written or is a protected input. The path "-" is standard output.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
 // Rejects output names given for `flag` that are one path twice (a later file would replace an

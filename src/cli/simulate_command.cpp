@@ -7,11 +7,13 @@
 #include <optional>
 #include <sstream>
 
+#include "cli/cluster_options.h"
 #include "cli/commands.h"
 #include "cli/dataflow_options.h"
 #include "cli/number_checks.h"
 #include "cli/output_files.h"
 #include "cli/plan_options.h"
+#include "cli/run_provenance.h"
 #include "cli/simulate_dataflow.h"
 #include "cli/visual_outputs.h"
 #include "cluster/cluster.h"
@@ -42,16 +44,13 @@ struct SimulateArgs {
   std::string model;
   PlanArgs plan;
   std::string format;
-  std::string cluster = "simai-default";
+  ClusterArgs cluster;
   std::optional<int64_t> gpus;
   std::string mode;  // empty: analytical with --compat, else event
   std::string compat;
   std::string schedule = "auto";
   bool no_overlap = false;
-  std::string placement;
   std::string algorithm = "auto";
-  std::optional<std::string> nvlink_busbw, nic_busbw;
-  std::optional<int64_t> nics_per_server, gpus_per_server;
   std::optional<double> dp_overlap, tp_overlap, ep_overlap, pp_overlap;
   std::string run_name;
   // Operator-level formats.
@@ -66,53 +65,21 @@ struct SimulateArgs {
   std::string output_dir;
   DataflowArgs dataflow;
   VisualArgs visual;
-  bool cluster_given = false;
+  // SimAI's own invocation (`-w FILE`): SimAI-compatible analytical mode, SimAI's outputs.
+  bool simai_invocation = false;
+  std::string busbw;                        // SimAI's -busbw FILE
+  std::vector<std::string> dataflow_flags;  // DFModel-only flags given
+  std::vector<std::string> reader_flags;    // workload-format flags given (--layers, ...)
 };
 
-// SimAI-style bandwidth flags take GiB/s when no unit is given.
-Bandwidth bandwidth_flag(const std::string& flag, const std::string& value) {
-  if (const auto number = parse_double(trim(value)))
-    return Bandwidth::gib_per_second(
-        *number > 0 ? *number : throw InputError(flag + ": expected a positive bandwidth"));
-  try {
-    return parse_bandwidth(value);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(flag + ": " + e.what());
-  }
+bool simai_run(const SimulateArgs& a) {
+  return a.compat == "simai" || a.simai_invocation;
 }
 
-// The SimAI-style overrides address the innermost (NVLink) dimension and the scale-out one.
-Cluster cluster_for(const SimulateArgs& a) {
-  Cluster c = load_cluster(a.cluster);
-  std::vector<Dimension> dims = c.network.dimensions();
-  const auto scale_out = [&](const std::string& flag) -> Dimension& {
-    const auto d = c.scale_out();
-    if (!d)
-      throw InputError(flag + ": cluster '" + c.name + "' has no fat-tree (scale-out) dimension");
-    return dims[*d];
-  };
-  if (a.nvlink_busbw) {
-    dims[0].link_bandwidth = bandwidth_flag("--nvlink-busbw", *a.nvlink_busbw);
-    dims[0].efficiency = 1.0;
-  }
-  if (a.nic_busbw) {
-    Dimension& d = scale_out("--nic-busbw");
-    d.link_bandwidth = bandwidth_flag("--nic-busbw", *a.nic_busbw);
-    d.efficiency = 1.0;
-  }
-  if (a.gpus_per_server) dims[0].size = *a.gpus_per_server;
-  if (a.nics_per_server) scale_out("--nics-per-server").rails = *a.nics_per_server;
-  try {
-    const auto memory = c.network.gpu_memory();
-    const bool ideal = c.network.ideal_links();
-    c.network = Topology(std::move(dims));
-    c.network.set_gpu_memory(memory);
-    c.network.set_ideal_links(ideal);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(std::string("cluster overrides: ") + e.what());
-  }
-  if (!a.placement.empty()) c.placement = parse_placement(a.placement, "--placement");
-  return c;
+// The cluster the run uses: --cluster and its overrides; by default hgx-h100, or SimAI's
+// defaults for a SimAI-compatible run.
+EffectiveCluster cluster_for(const SimulateArgs& a) {
+  return effective_cluster(a.cluster, simai_run(a) ? kSimaiCluster : kDefaultCluster);
 }
 
 ReaderOptions reader_options(const SimulateArgs& a) {
@@ -127,7 +94,8 @@ ReaderOptions reader_options(const SimulateArgs& a) {
 
 // What the run was given, for the report's inputs table (`mode`: the mode that runs).
 std::vector<std::pair<std::string, std::string>> report_inputs(const SimulateArgs& a,
-                                                               const std::string& mode) {
+                                                               const std::string& mode,
+                                                               const std::string& cluster) {
   std::vector<std::pair<std::string, std::string>> rows;
   const auto add = [&](const std::string& name, const std::string& value) {
     if (!value.empty()) rows.emplace_back(name, value);
@@ -136,14 +104,14 @@ std::vector<std::pair<std::string, std::string>> report_inputs(const SimulateArg
     add("workload", w);
   add("model", a.model);
   add("format", a.format);
-  add("cluster", a.cluster_given || a.model.empty() ? a.cluster : std::string(kModelCluster));
+  add("cluster", cluster);
   if (a.gpus) add("GPUs", std::to_string(*a.gpus));
   add("mode", mode);
   add("compat", a.compat);
   add("schedule", a.schedule);
   add("overlap", a.no_overlap ? "off (--no-overlap)" : "on");
   add("collective algorithm", a.algorithm);
-  add("placement", a.placement);
+  add("placement", a.cluster.placement);
   add("device", a.device);
   for (const std::string& term : a.plan.without)
     add("without", term);
@@ -154,8 +122,10 @@ int run_simulate(const SimulateArgs& a) {
   for (const std::string& input : a.workloads)
     protect_input_file(input);
   for (const std::string* input :
-       {&a.cluster, &a.device, &a.graph_config, &a.comm_groups, &a.model})
+       {&a.cluster.cluster, &a.device, &a.graph_config, &a.comm_groups, &a.model, &a.busbw})
     protect_input_file(*input);
+  if (a.csv == "-" && a.json)
+    throw InputError("--csv - and --json both write to standard output; give one");
   std::optional<WorkloadFormat> format;
   if (!a.format.empty()) format = parse_workload_format(a.format);
   if (a.workloads.size() == 1 && format != WorkloadFormat::Chakra &&
@@ -178,24 +148,30 @@ int run_simulate(const SimulateArgs& a) {
       d.output_dir = a.output_dir;
       d.visual = a.visual;
       d.progress = !a.visual.quiet && ProgressBar::stderr_is_terminal();
-      d.inputs = report_inputs(a, a.mode.empty() ? "DFModel's model" : a.mode);
       if (a.gpus) throw InputError("--gpus: a DFModel file's num_chip sets the chips");
-      if (a.cluster_given || a.nvlink_busbw || a.nic_busbw || a.gpus_per_server ||
-          a.nics_per_server || !a.placement.empty())
-        d.cluster = cluster_for(a);
+      if (!a.cluster.cluster.empty() || a.cluster.overridden()) d.cluster = cluster_for(a);
+      d.inputs = report_inputs(a, a.mode.empty() ? "DFModel's model" : a.mode,
+                               d.cluster ? d.cluster->cluster.name : "the file's system");
+      for (const std::string& flag : a.reader_flags)
+        d.ignored.push_back(flag +
+                            " applies to layer-wise and operator-level workloads, not "
+                            "DFModel files; ignored");
       d.options.schedule = *parse_schedule(a.schedule);
       d.options.overlap = !a.no_overlap;
       d.options.algorithm = *parse_algorithm(a.algorithm);
       return simulate_dataflow(d);
     }
   }
-  if (!a.run_name.empty()) check_file_name(a.run_name, "--run-name");
-  std::vector<std::pair<std::string, std::filesystem::path>> outputs = {{"--csv", a.csv},
-                                                                        {"-o", a.output_dir}};
+  // SimAI's -r is a path prefix (results/test- writes results/test-EndToEnd.csv).
+  if (!a.run_name.empty() && !a.simai_invocation) check_file_name(a.run_name, "--run-name");
+  const std::string simai_csv =
+      a.simai_invocation && !a.run_name.empty() ? a.run_name + "EndToEnd.csv" : std::string();
+  std::vector<std::pair<std::string, std::filesystem::path>> outputs = {
+      {"--csv", a.csv == "-" ? std::string() : a.csv}, {"-o", a.output_dir}, {"-r", simai_csv}};
   for (auto& named : visual_output_paths(a.visual, a.output_dir))
     outputs.push_back(std::move(named));
   check_distinct_outputs(outputs);
-  const bool simai = a.compat == "simai";
+  const bool simai = simai_run(a);
   if (a.workloads.size() > 1 && !a.csv.empty())
     throw InputError("several workloads: --csv takes one workload (use -o DIR)");
 
@@ -206,15 +182,15 @@ int run_simulate(const SimulateArgs& a) {
   scenario.model = model_scenario(a.model, a.plan, a.ep, a.gpus);
   if (!scenario.model) scenario.reader_ep = a.ep;
   // A model needs a GPU to price its compute; the SimAI-default cluster names none.
-  SimulateArgs with_cluster = a;
-  if (scenario.model && !a.cluster_given) with_cluster.cluster = kModelCluster;
-  scenario.cluster = cluster_for(with_cluster);
+  const EffectiveCluster cluster = cluster_for(a);
+  scenario.cluster = cluster.cluster;
   scenario.device = a.device;
   scenario.dp = a.dp;
   if (!scenario.model) scenario.gpus = a.gpus;
   scenario.mode = a.mode;
-  scenario.compat = a.compat;
+  scenario.compat = simai ? "simai" : a.compat;
   scenario.simai = {a.dp_overlap, a.tp_overlap, a.ep_overlap, a.pp_overlap};
+  scenario.simai_busbw = a.busbw;
   scenario.options.schedule = *parse_schedule(a.schedule);
   scenario.options.overlap = !a.no_overlap;
   scenario.options.algorithm = *parse_algorithm(a.algorithm);
@@ -235,10 +211,15 @@ int run_simulate(const SimulateArgs& a) {
     scenario.options.progress = nullptr;
     return p;
   }();
-  if (!simai && !a.run_name.empty()) {
+  std::vector<std::string> ignored;
+  if (!simai && !a.run_name.empty())
+    ignored.push_back(
+        "--run-name names SimAI's EndToEnd.csv rows; it applies only with --compat simai");
+  for (const std::string& flag : a.dataflow_flags)
+    ignored.push_back(flag + " applies to DFModel files only; ignored");
+  for (auto it = ignored.rbegin(); it != ignored.rend(); ++it) {
     Warning unused;
-    unused.message =
-        "--run-name names SimAI's EndToEnd.csv rows; it applies only with --compat simai";
+    unused.message = *it;
     for (Result& r : prediction.results)
       r.warnings.insert(r.warnings.begin(), unused);
   }
@@ -261,6 +242,12 @@ int run_simulate(const SimulateArgs& a) {
   const auto write_summary = [&](std::ostream& out) {
     for (size_t k = 0; k < results.size(); ++k) {
       if (k) out << "\n";
+      if (several)
+        out << fmt::format("Job {} of {}: {}, GPUs {} to {}{}\n", k + 1, results.size(),
+                           workloads[k].name, results[k].first_gpu,
+                           results[k].first_gpu + results[k].parallelism.world_size - 1,
+                           mode == "flow" ? " (sharing the network with the other jobs)"
+                                          : " (run alone; only --mode flow shares the network)");
       std::ostringstream details;
       if (k < workloads.size() && operators(k)) {
         write_op_kind_table(details, workloads[k], results[k]);
@@ -270,14 +257,24 @@ int run_simulate(const SimulateArgs& a) {
     }
   };
 
+  std::vector<std::string> devices;
+  for (const Result& r : results)
+    devices.push_back(r.device);
+  const Provenance provenance = run_provenance(&cluster, devices);
   if (!a.csv.empty()) write_file(a.csv, [&](std::ostream& out) { write_table(out, 0); });
+  if (!simai_csv.empty())
+    write_file(simai_csv, [&](std::ostream& out) {
+      simai::write_end_to_end_csv(out, *simai_report, a.run_name);
+    });
   if (!a.output_dir.empty()) {
     const std::filesystem::path dir(a.output_dir);
     ensure_output_directory(dir);
-    write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, results); });
+    write_file(dir / "result.json",
+               [&](std::ostream& out) { write_json(out, results, &provenance); });
     write_file(dir / "summary.txt", write_summary);
     if (simai_report) {
-      write_file(dir / (run_name + "EndToEnd.csv"), [&](std::ostream& out) {
+      const std::string prefix = std::filesystem::path(run_name).filename().string();
+      write_file(dir / (prefix + "EndToEnd.csv"), [&](std::ostream& out) {
         simai::write_end_to_end_csv(out, *simai_report, run_name);
       });
     } else {
@@ -290,12 +287,12 @@ int run_simulate(const SimulateArgs& a) {
       }
     }
   }
-  write_visual_outputs(a.visual, a.output_dir, results, report_inputs(a, mode));
-  if (a.json) {
-    write_json(std::cout, results);
-  } else {
+  write_visual_outputs(a.visual, a.output_dir, results,
+                       report_inputs(a, mode, cluster.cluster.name));
+  if (a.json)
+    write_json(std::cout, results, &provenance);
+  else if (a.csv != "-")  // --csv - takes standard output
     write_summary(std::cout);
-  }
   return 0;
 }
 
@@ -328,10 +325,10 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "Workload format, detected from the content if omitted: " +
                       CLI::detail::join(formats, ", "))
       ->check(CLI::IsMember(formats));
-  auto* cluster = cmd->add_option("--cluster", args->cluster,
-                                  "Cluster preset name (see `orrery presets`) or YAML file "
-                                  "(with --model the default is hgx-h100)")
-                      ->capture_default_str();
+  add_cluster_options(*cmd, args->cluster,
+                      "Cluster preset name (see `orrery presets`) or YAML file (default: "
+                      "hgx-h100; simai-default with --compat simai or SimAI's -w)",
+                      true);
   cmd->add_option(
          "-g,--gpus", args->gpus,
          "World size (GPUs); default: the workload's all_gpus (--model: tp x pp x cp, dp 1)")
@@ -365,18 +362,6 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                       " (where it cannot run, the fastest that can; flow mode has no tree)")
       ->check(CLI::IsMember(algorithms))
       ->capture_default_str();
-  cmd->add_option(
-      "--placement", args->placement,
-      "Rank placement, parallel axes innermost first (default: the cluster's, tp,ep,dp,pp)");
-  cmd->add_option(
-      "--nvlink-busbw", args->nvlink_busbw,
-      "Override the intra-server bandwidth per GPU (GiB/s, or with a unit: '300 GB/s')");
-  cmd->add_option("--nic-busbw", args->nic_busbw,
-                  "Override the bandwidth per NIC (GiB/s, or with a unit)");
-  cmd->add_option("--nics-per-server", args->nics_per_server, "Override NICs per server")
-      ->check(integer_in(1, 1024));
-  cmd->add_option("--gpus-per-server", args->gpus_per_server, "Override GPUs per server")
-      ->check(integer_in(1, 1024));
   cmd->add_option("--dp-overlap", args->dp_overlap,
                   "SimAI mode: fraction of data-parallel comm hidden (default 0)")
       ->check(number_in(0, 1));
@@ -389,9 +374,17 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_option("--pp-overlap", args->pp_overlap,
                   "SimAI mode: SimAI's PP-comm ratio (default 1, which makes it 0)")
       ->check(number_in(0, 1));
-  cmd->add_option(
-      "--run-name", args->run_name,
-      "SimAI mode: the 'File name' column of EndToEnd.csv (default: workload name + '-')");
+  cmd->add_option("--run-name", args->run_name,
+                  "SimAI mode: the 'File name' column of EndToEnd.csv (default: workload name + "
+                  "'-'); with SimAI's -w invocation, -r PREFIX also writes PREFIXEndToEnd.csv");
+  cmd->add_flag("--simai-invocation", args->simai_invocation,
+                "Set by SimAI's `-w FILE`: SimAI-compatible analytical mode, SimAI's defaults "
+                "and outputs (EndToEnd.csv only where -r says)")
+      ->group("");
+  cmd->add_option("--busbw", args->busbw,
+                  "SimAI mode (SimAI's -busbw): a busbw.yaml giving the bus bandwidth of each "
+                  "group's collectives (docs/simai-compat.md)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--device", args->device,
                   "Device that prices compute given as FLOPs and bytes (torchviz graphs): a preset "
                   "(see `orrery presets`) or a YAML file; default: the cluster's gpu");
@@ -429,9 +422,17 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "(ops.csv) CSV into this directory");
   add_dataflow_options(*cmd, args->dataflow);
   add_visual_options(*cmd, args->visual);
-  return [args, cluster, plan_flags]() {
-    args->cluster_given = cluster->count() > 0;
+  return [args, cmd, plan_flags]() {
     note_given_plan_flags(plan_flags, args->plan);
+    const auto given = [&](const char* flag) { return cmd->get_option(flag)->count() > 0; };
+    for (const char* flag : {"--execution", "--allreduce-factor", "--staging-buffers", "--top",
+                             "--threads", "--time-limit"})
+      if (given(flag)) args->dataflow_flags.emplace_back(flag);
+    for (const char* flag :
+         {"--layers", "--backward-ratio", "--comm-dtype", "--graph-config", "--dp", "--ep",
+          "--device", "--dp-overlap", "--tp-overlap", "--ep-overlap", "--pp-overlap", "--run-name",
+          "--busbw", "--comm-groups"})
+      if (given(flag)) args->reader_flags.emplace_back(flag);
     if (args->workloads.empty() && args->model.empty())
       throw InputError(
           "expected a workload file or --model NAME|FILE (see orrery simulate --help)");

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/output_files.h"
+#include "cli/run_provenance.h"
 #include "core/progress_bar.h"
 #include "dataflow/dataflow_result.h"
 #include "dataflow/event_departure.h"
@@ -27,17 +28,26 @@ int simulate_dataflow(const DataflowSimulation& r) {
   SimulationOptions options = r.options;
   apply_visual_args(r.visual, event ? r.mode : "DFModel's model", options);
   Diagnostics diagnostics;
+  for (const std::string& message : r.ignored)
+    diagnostics.warn({}, message);
   const SolvedDataflow solved = [&] {
     ProgressBar bar("searching mappings", r.progress);
     return solve_dataflow_file(r.path, r.content, r.dataflow, diagnostics,
                                [&bar](double done) { bar.update(done); });
   }();
   Result result;
+  std::optional<EffectiveCluster> ran_on = r.cluster;
   if (event) {
     const ConvertedWorkload converted =
         to_workload(solved.problem, solved.graph, solved.outcome.sharding, solved.outcome.best);
-    const Cluster cluster = r.cluster.value_or(
-        equivalent_cluster(converted.network, solved.problem.name + "-equivalent"));
+    if (!r.cluster) {
+      EffectiveCluster equivalent;
+      equivalent.cluster =
+          equivalent_cluster(converted.network, solved.problem.name + "-equivalent");
+      equivalent.source = "the DFModel file's system";
+      ran_on = std::move(equivalent);
+    }
+    const Cluster& cluster = ran_on->cluster;
     if (!r.cluster)
       for (const std::string& caveat : converted.network.caveats)
         diagnostics.warn({r.path, 0}, "equivalent cluster: " + caveat);
@@ -55,6 +65,8 @@ int simulate_dataflow(const DataflowSimulation& r) {
     result = dataflow_result(solved.problem, solved.outcome);
   }
   result.warnings = diagnostics.warnings();
+  const Provenance provenance = run_provenance(event && ran_on ? &*ran_on : nullptr,
+                                               {event ? result.device : "DFModel's cost tables"});
 
   const auto summary = [&](std::ostream& out) {
     if (event)
@@ -72,14 +84,15 @@ int simulate_dataflow(const DataflowSimulation& r) {
   if (!r.output_dir.empty()) {
     const std::filesystem::path dir(r.output_dir);
     ensure_output_directory(dir);
-    write_file(dir / "result.json", [&](std::ostream& out) { write_json(out, result); });
+    write_file(dir / "result.json",
+               [&](std::ostream& out) { write_json(out, result, &provenance); });
     write_file(dir / "summary.txt", summary);
     write_file(dir / (event ? "layers.csv" : "configs.csv"), table);
   }
   write_visual_outputs(r.visual, r.output_dir, {result}, r.inputs);
   if (r.json)
-    write_json(std::cout, result);
-  else
+    write_json(std::cout, result, &provenance);
+  else if (r.csv != "-")  // --csv - takes stdout
     summary(std::cout);
   return 0;
 }

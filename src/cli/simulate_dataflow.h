@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/cluster_options.h"
 #include "cli/dataflow_options.h"
 #include "cli/visual_outputs.h"
 #include "cluster/cluster.h"
@@ -20,11 +21,12 @@ struct DataflowSimulation {
   bool json = false;
   std::string csv;
   std::string output_dir;
-  std::optional<Cluster> cluster;  // --cluster, for event mode; default: the equivalent one
-  SimulationOptions options;       // event mode
-  VisualArgs visual;               // --trace, --report
-  bool progress = false;           // a progress bar on stderr for long searches and simulations
+  std::optional<EffectiveCluster> cluster;  // --cluster, for event mode; default: the equivalent
+  SimulationOptions options;                // event mode
+  VisualArgs visual;                        // --trace, --report
+  bool progress = false;  // a progress bar on stderr for long searches and simulations
   std::vector<std::pair<std::string, std::string>> inputs;  // for the report
+  std::vector<std::string> ignored;  // warnings for flags that do not apply to DFModel files
 };
 
 // Prints the summary or JSON, writes the requested files; returns the exit status.

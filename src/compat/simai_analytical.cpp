@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "compat/simai_ratio_tables.h"
+#include "core/text.h"
 
 namespace orrery::simai {
 namespace {
@@ -101,8 +102,12 @@ class Model {
                                   " nodes less than one NIC per node (nics-per-server " +
                                   std::to_string(nps_) + "); its result would be garbage");
     double nvlink_share = 0;
-    const double busbw = bus_bandwidth(*type.kind, p, nvlink_share);
-    const double r = ratio(*type.kind, type.group, p, nvlink_share, size, where);
+    const auto given = options_.busbw.find(busbw_key(type.group, *type.kind));
+    const double busbw =
+        given != options_.busbw.end() ? given->second : bus_bandwidth(*type.kind, p, nvlink_share);
+    const double r = given != options_.busbw.end()
+                         ? 1.0
+                         : ratio(*type.kind, type.group, p, nvlink_share, size, where);
     const float effective = static_cast<float>(r * busbw);
     const double ns = static_cast<double>(size) / kGiB / static_cast<double>(effective) * 1e9 *
                       bus_factor(*type.kind, n);
@@ -115,6 +120,18 @@ class Model {
     int64_t gpus_per_node = 1;
     int64_t nics = 1;  // NICs per node available to the group
   };
+
+  // The busbw.yaml entry of a group's collective ("TP/allreduce"); EP's all-gather and
+  // reduce-scatter are the DP_EP group's.
+  static std::string busbw_key(Group group, CollectiveKind kind) {
+    std::string section = group == Group::TP ? "TP" : group == Group::DP ? "DP" : "EP";
+    const char* op = kind == CollectiveKind::AllReduce       ? "allreduce"
+                     : kind == CollectiveKind::AllGather     ? "allgather"
+                     : kind == CollectiveKind::ReduceScatter ? "reducescatter"
+                     : kind == CollectiveKind::AllToAll      ? "alltoall"
+                                                             : "other";
+    return section + "/" + op;
+  }
 
   Placement place(Group group, int64_t n) const {
     switch (group) {
@@ -338,6 +355,58 @@ void write_end_to_end_csv(std::ostream& out, const Report& report, std::string_v
   }
 }
 
+std::map<std::string, double> read_busbw_file(const std::string& path, std::string_view content,
+                                              Diagnostics& diagnostics) {
+  std::map<std::string, double> out;
+  std::string section;
+  int64_t number = 0;
+  size_t start = 0;
+  while (start <= content.size()) {
+    const size_t end = std::min(content.find('\n', start), content.size());
+    const std::string line(trim(content.substr(start, end - start)));
+    start = end + 1;
+    ++number;
+    if (number == 1 || line.empty() || line[0] == '#') continue;  // SimAI skips the first line
+    const std::string body(trim(line.substr(0, line.find('#'))));
+    const size_t colon = body.find(':');
+    if (colon == std::string::npos)
+      throw InputError({path, number},
+                       "expected a section (TP:, DP:, EP:, PP:) or 'collective,: "
+                       "busbw', found '" +
+                           line + "'");
+    std::string key(trim(body.substr(0, colon)));
+    const std::string value(trim(body.substr(colon + 1)));
+    if (value.empty()) {
+      section = key;
+      if (section != "TP" && section != "DP" && section != "EP" && section != "PP")
+        diagnostics.warn({path, number}, "unknown section '" + section +
+                                             "' (SimAI reads TP, DP, EP and PP); its keys are "
+                                             "ignored");
+      continue;
+    }
+    if (!key.empty() && key.back() == ',') key.pop_back();
+    if (value == "null") continue;
+    const auto bw = parse_double(value);
+    if (!bw || !(*bw > 0) || !std::isfinite(*bw))
+      throw InputError({path, number}, "expected a positive bus bandwidth or null for '" + key +
+                                           "', found '" + value + "'");
+    const bool collective =
+        key == "allreduce" || key == "allgather" || key == "reducescatter" || key == "alltoall";
+    if (section == "PP" && key == "busbw") {
+      diagnostics.warn({path, number},
+                       "PP busbw: SimAI's analytical pipeline term uses no "
+                       "bandwidth (docs/simai-compat.md); ignored");
+    } else if ((section == "TP" || section == "DP" || section == "EP") && collective) {
+      out[section + "/" + key] = *bw;
+    } else if (section == "TP" || section == "DP" || section == "EP" || section == "PP") {
+      diagnostics.warn({path, number}, "unknown key '" + key + "' in section " + section +
+                                           " (expected allreduce, allgather, reducescatter or "
+                                           "alltoall; PP: busbw); ignored");
+    }
+  }
+  return out;
+}
+
 Result to_result(const Workload& workload, const Options& options, const Report& report) {
   const Summary& s = report.summary;
   const auto time = [](double microseconds) { return Time::from_seconds(microseconds * 1e-6); };
@@ -374,16 +443,18 @@ Result to_result(const Workload& workload, const Options& options, const Report&
     result.layers.push_back(std::move(t));
   }
 
+  // The summary columns as SimAI prints them: whole microseconds (its fixed(v, 0)).
+  const auto printed = [](double us) { return std::isfinite(us) ? std::nearbyint(us) : us; };
   result.peer = PeerFigures{"simai",
-                            {{"total_us", s.total},
-                             {"expose_dp_us", s.expose_dp},
-                             {"expose_dp_ep_us", s.expose_dp_ep},
-                             {"expose_tp_us", s.expose_tp},
-                             {"expose_ep_us", s.expose_ep},
-                             {"expose_pp_us", s.expose_pp},
-                             {"bubble_us", s.bubble},
-                             {"total_comp_us", s.compute},
-                             {"total_exposed_us", s.exposed}}};
+                            {{"total_us", printed(s.total)},
+                             {"expose_dp_us", printed(s.expose_dp)},
+                             {"expose_dp_ep_us", printed(s.expose_dp_ep)},
+                             {"expose_tp_us", printed(s.expose_tp)},
+                             {"expose_ep_us", printed(s.expose_ep)},
+                             {"expose_pp_us", printed(s.expose_pp)},
+                             {"bubble_us", printed(s.bubble)},
+                             {"total_comp_us", printed(s.compute)},
+                             {"total_exposed_us", printed(s.exposed)}}};
   return result;
 }
 

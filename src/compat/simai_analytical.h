@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +30,18 @@ struct Options {
   double tp_overlap = 0;        // -tp_o
   double ep_overlap = 0;        // -ep_o
   double pp_overlap = 1;        // -pp_o (1 makes SimAI's PP term 0)
+  // -busbw FILE: bus bandwidths given per group and collective ("TP/allreduce", "DP/allgather",
+  // "EP/alltoall", ...), which replace the ones SimAI computes from -nv and -nic (and its
+  // efficiency tables) for that group's collective. EP's all-gather and reduce-scatter are the
+  // expert-data-parallel (DP_EP) ones, as SimAI's README says.
+  std::map<std::string, double> busbw;
 };
+
+// SimAI's busbw.yaml: a first line (a name, skipped as SimAI skips it), then sections TP, DP, EP
+// and PP of `collective,: value` lines (value a number or null). Throws InputError naming the
+// line for a value that is no positive number; keys Orrery does not use are warned about by name.
+std::map<std::string, double> read_busbw_file(const std::string& path, std::string_view content,
+                                              Diagnostics& diagnostics);
 
 // The three columns SimAI prints for one collective of a layer, plus the exposed share.
 struct CommColumns {

@@ -97,7 +97,8 @@ constexpr std::array kFlopRateUnits = {
 
 Bandwidth parse_bandwidth(std::string_view text) {
   const auto [number, unit] = split_number(text);
-  const auto scale = scale_of(unit, kBandwidthUnits);
+  // A bare number is GB/s (10^9 B/s), on the command line and in YAML alike.
+  const auto scale = unit.empty() ? std::optional<double>(1e9) : scale_of(unit, kBandwidthUnits);
   if (!number || !scale || *number <= 0) fail("a positive bandwidth", "300 GB/s", text);
   return Bandwidth::bytes_per_second(*number * *scale);
 }

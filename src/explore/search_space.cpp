@@ -67,28 +67,24 @@ std::vector<std::optional<double>> bandwidths(const Vary& v) {
   for (const std::string& text : v.values) {
     const auto x = parse_double(text);
     if (!x || *x <= 0)
-      throw InputError("--vary " + v.key + ": expected positive bandwidths in GiB/s, got '" + text +
+      throw InputError("--vary " + v.key + ": expected positive bandwidths in GB/s, got '" + text +
                        "'");
     out.push_back(*x);
   }
   return out;
 }
 
-// The cluster with its GPUs per server and link bandwidths overridden (SimAI's flags: the
-// innermost dimension and the first fat-tree; an overridden bandwidth is taken as achieved).
+// The cluster with its GPUs per server and link bandwidths overridden (simulate's flags: the
+// innermost dimension and the first fat-tree; a bandwidth in GB/s, the preset's efficiency kept).
 Cluster overridden(Cluster c, std::optional<int64_t> gpus_per_server,
                    std::optional<double> nvlink_busbw, std::optional<double> nic_busbw) {
   std::vector<Dimension> dims = c.network.dimensions();
-  if (nvlink_busbw) {
-    dims[0].link_bandwidth = Bandwidth::gib_per_second(*nvlink_busbw);
-    dims[0].efficiency = 1.0;
-  }
+  if (nvlink_busbw) dims[0].link_bandwidth = Bandwidth::gb_per_second(*nvlink_busbw);
   if (nic_busbw) {
     const auto out = c.scale_out();
     if (!out)
       throw InputError("--vary nic-busbw: cluster '" + c.name + "' has no fat-tree dimension");
-    dims[*out].link_bandwidth = Bandwidth::gib_per_second(*nic_busbw);
-    dims[*out].efficiency = 1.0;
+    dims[*out].link_bandwidth = Bandwidth::gb_per_second(*nic_busbw);
   }
   if (gpus_per_server) dims[0].size = *gpus_per_server;
   try {

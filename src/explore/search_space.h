@@ -10,7 +10,7 @@
 //   sharding zero {0, 1 (distributed optimizer), 2, 3}
 // `--vary KEY=V1,V2,...` with a plan key (tp pp cp ep vpp mbs recompute sequence-parallel
 // distributed-optimizer zero) replaces that knob's default values; with a cluster key (cluster gpus
-// device gpus-per-server nic-busbw nvlink-busbw; bandwidths in GiB/s) it widens the cluster
+// device gpus-per-server nic-busbw nvlink-busbw; bandwidths in GB/s) it widens the cluster
 // choices to every combination.
 #pragma once
 
@@ -47,7 +47,7 @@ struct ClusterAxes {
   std::vector<int64_t> gpus;
   std::vector<std::string> devices;  // "" = the cluster's GPU
   std::vector<std::optional<int64_t>> gpus_per_server;
-  std::vector<std::optional<double>> nic_busbw, nvlink_busbw;  // GiB/s
+  std::vector<std::optional<double>> nic_busbw, nvlink_busbw;  // GB/s (10^9 B/s)
 };
 
 // Applies the --vary lists to the axes (a key given twice: the later list wins).

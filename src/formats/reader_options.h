@@ -21,6 +21,9 @@ struct ReaderOptions {
   // Chakra traces (formats/chakra_et_reader.h): the process-group JSON file (--comm-groups);
   // empty: comm_group.json beside the traces, if any.
   std::string comm_groups;
+  // SimAI text read for the SimAI-compatible mode: no warning about what the event simulator
+  // would do with the file.
+  bool simai_compat = false;
 };
 
 }  // namespace orrery

@@ -28,8 +28,12 @@ struct Header {
 
 class Reader {
  public:
-  Reader(const std::string& path, std::string_view content, Diagnostics& diagnostics)
-      : path_(path), lines_(split_lines(content)), diagnostics_(diagnostics) {}
+  Reader(const std::string& path, std::string_view content, Diagnostics& diagnostics,
+         bool simai_compat)
+      : path_(path),
+        lines_(split_lines(content)),
+        diagnostics_(diagnostics),
+        simai_compat_(simai_compat) {}
 
   Workload read();
 
@@ -53,6 +57,7 @@ class Reader {
   std::string path_;
   std::vector<Line> lines_;
   Diagnostics& diagnostics_;
+  bool simai_compat_ = false;
   bool data_policy_ = false;
 };
 
@@ -256,7 +261,7 @@ void Reader::split_into_passes(Workload& workload) {
   program.after = {tail, layers.size()};
 
   const auto passes = static_cast<int64_t>(program.micro_batches.size());
-  if (passes != workload.parallelism.micro_batches) {
+  if (passes != workload.parallelism.micro_batches && !simai_compat_) {
     std::string lines;
     for (size_t k = 0; k < starts.size() && k < 8; ++k)
       lines += (k ? ", " : "") + std::to_string(layers[starts[k]].line);
@@ -393,8 +398,8 @@ bool looks_like_simai_text(std::string_view content) {
 }
 
 Workload read_simai_text(const std::string& path, std::string_view content,
-                         Diagnostics& diagnostics) {
-  return Reader(path, content, diagnostics).read();
+                         Diagnostics& diagnostics, bool simai_compat) {
+  return Reader(path, content, diagnostics, simai_compat).read();
 }
 
 }  // namespace orrery

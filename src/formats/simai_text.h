@@ -29,8 +29,9 @@ namespace orrery {
 bool looks_like_simai_text(std::string_view content);
 
 // Throws InputError ("path:line: expected ...") on malformed input; assumptions and SimAI
-// incompatibilities become warnings in `diagnostics`.
+// incompatibilities become warnings in `diagnostics` (with `simai_compat`, none about what the
+// event simulator would do).
 Workload read_simai_text(const std::string& path, std::string_view content,
-                         Diagnostics& diagnostics);
+                         Diagnostics& diagnostics, bool simai_compat = false);
 
 }  // namespace orrery

@@ -85,7 +85,7 @@ Workload read_workload_file(const std::string& path, std::optional<WorkloadForma
                      "table; torchviz: torchviz autograd graph in DOT); use --format to name it");
   switch (*format) {
     case WorkloadFormat::SimaiText:
-      return read_simai_text(path, content, diagnostics);
+      return read_simai_text(path, content, diagnostics, options.simai_compat);
     case WorkloadFormat::Dfmodel:
       throw InputError({path, 0},
                        "a DFModel file is a dataflow problem, not a layer-wise workload; "

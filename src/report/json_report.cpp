@@ -2,12 +2,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
 #include <ostream>
 
 namespace orrery {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// A count of bytes (or any whole quantity held in a double) as a JSON integer: no float noise.
+Json whole(double v) {
+  return std::isfinite(v) && std::fabs(v) < 9e18 ? Json(static_cast<int64_t>(std::llround(v)))
+                                                 : Json(v);
+}
 
 Json exposed(const Breakdown& b) {
   Json j = Json::object();
@@ -65,14 +73,15 @@ void add_memory(Json& j, const MemoryEstimate& m) {
   for (const StageMemory& s : m.stages)
     stages.push_back({{"stage", s.stage},
                       {"layers", s.layers},
-                      {"weights_bytes", s.weights_bytes},
-                      {"gradients_bytes", s.gradients_bytes},
-                      {"optimizer_bytes", s.optimizer_bytes},
-                      {"activations_bytes", s.activations_bytes},
-                      {"logits_bytes", s.logits_bytes},
-                      {"peak_bytes", s.peak_bytes()}});
-  j["memory"] = {
-      {"capacity_bytes", m.capacity_bytes}, {"fits", m.fits()}, {"stages", std::move(stages)}};
+                      {"weights_bytes", whole(s.weights_bytes)},
+                      {"gradients_bytes", whole(s.gradients_bytes)},
+                      {"optimizer_bytes", whole(s.optimizer_bytes)},
+                      {"activations_bytes", whole(s.activations_bytes)},
+                      {"logits_bytes", whole(s.logits_bytes)},
+                      {"peak_bytes", whole(s.peak_bytes())}});
+  j["memory"] = {{"capacity_bytes", whole(m.capacity_bytes)},
+                 {"fits", m.fits()},
+                 {"stages", std::move(stages)}};
 }
 
 void add_training(Json& j, const TrainingFigures& f) {
@@ -143,8 +152,9 @@ Json to_json(const Result& r) {
   if (r.training) add_training(j, *r.training);
   if (r.peer) {
     Json peer = Json::object();
+    // A peer's figures are whole where the peer prints them whole (SimAI's microseconds).
     for (const auto& [name, value] : r.peer->values)
-      peer[name] = value;
+      peer[name] = std::isfinite(value) && value == std::round(value) ? whole(value) : Json(value);
     j[r.peer->peer] = std::move(peer);
   }
   j["simulated_tasks"] = r.simulated_tasks;
@@ -153,7 +163,7 @@ Json to_json(const Result& r) {
     Json links = Json::array();
     for (const LinkUsage& l : r.hottest_links)
       links.push_back({{"link", l.name},
-                       {"bytes", l.bytes},
+                       {"bytes", whole(l.bytes)},
                        {"busy_s", l.busy.seconds()},
                        {"peak_utilization", l.peak_utilization}});
     j["hottest_links"] = std::move(links);
@@ -172,16 +182,32 @@ std::string dumped(const Json& j) {
 
 }  // namespace
 
-void write_json(std::ostream& out, const Result& r) {
-  out << dumped(to_json(r)) << "\n";
+void write_json(std::ostream& out, const Result& r, const Provenance* provenance) {
+  write_json(out, std::vector<Result>{r}, provenance);
 }
 
-void write_json(std::ostream& out, const std::vector<Result>& results) {
-  if (results.size() == 1) return write_json(out, results.front());
-  Json jobs = Json::array();
-  for (const Result& r : results)
-    jobs.push_back(to_json(r));
-  out << dumped(Json{{"jobs", std::move(jobs)}}) << "\n";
+void write_json(std::ostream& out, const std::vector<Result>& results,
+                const Provenance* provenance) {
+  // The provenance comes first, so that tools (and the pinned references) can drop it whole.
+  Json j = Json::object();
+  if (provenance) j["provenance"] = provenance_json(*provenance);
+  if (results.size() == 1) {
+    j.update(to_json(results.front()));
+  } else {
+    // Flow mode places job k on the servers after job k-1's; the other modes run each job alone.
+    Json jobs = Json::array();
+    for (size_t k = 0; k < results.size(); ++k) {
+      const Result& r = results[k];
+      Json job = to_json(r);
+      job["job"] = {{"index", k + 1},
+                    {"of", results.size()},
+                    {"first_gpu", r.first_gpu},
+                    {"last_gpu", r.first_gpu + r.parallelism.world_size - 1}};
+      jobs.push_back(std::move(job));
+    }
+    j["jobs"] = std::move(jobs);
+  }
+  out << dumped(j) << "\n";
 }
 
 }  // namespace orrery

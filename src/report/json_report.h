@@ -11,12 +11,16 @@
 #include <iosfwd>
 #include <vector>
 
+#include "report/provenance.h"
 #include "workload/result.h"
 
 namespace orrery {
 
-// One result: the object. Several (jobs sharing a cluster): {"jobs": [...]}.
-void write_json(std::ostream& out, const std::vector<Result>& results);
-void write_json(std::ostream& out, const Result& result);
+// One result: the object. Several (jobs sharing a cluster): {"jobs": [...]}, each job with
+// "job": {"index": k, "of": n}. With `provenance`, a "provenance" object first
+// (report/provenance.h). Whole quantities (bytes, SimAI's microsecond columns) are JSON integers.
+void write_json(std::ostream& out, const std::vector<Result>& results,
+                const Provenance* provenance = nullptr);
+void write_json(std::ostream& out, const Result& result, const Provenance* provenance = nullptr);
 
 }  // namespace orrery

@@ -95,6 +95,7 @@ void write_text_summary(std::ostream& out, const Result& r, std::string_view det
       p.world_size == 1 ? "" : "s", p.ep, p.vpp, p.micro_batches, p.micro_batches == 1 ? "" : "es");
   if (!r.cluster.empty()) out << fmt::format("  cluster    {}\n", r.cluster);
   if (!r.device.empty()) out << fmt::format("  device     {}\n", r.device);
+  if (!r.compute_source.empty()) out << fmt::format("  compute    {}\n", r.compute_source);
   if (r.model) {
     out << fmt::format("  model      {} parameter{}", format_count(r.model->parameters),
                        r.model->parameters == 1 ? "" : "s");

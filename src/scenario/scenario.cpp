@@ -1,5 +1,7 @@
 #include "scenario/scenario.h"
 
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 
@@ -20,9 +22,11 @@ namespace orrery {
 namespace {
 
 // Options that the workload's format does not use are reported, not silently dropped.
-void warn_unused_options(const Scenario& s, const Workload& w, Diagnostics& diagnostics) {
+// `format`: the workload's, or "model" for --model; `graph`: a Chakra trace.
+void warn_unused_options(const Scenario& s, const std::string& workload_format, bool graph,
+                         Diagnostics& diagnostics) {
   const auto unused = [&](bool given, const std::string& flag, const std::string& format) {
-    if (given && w.format != format)
+    if (given && workload_format != format)
       diagnostics.warn({}, flag + " applies to " + format + " workloads only; ignored");
   };
   unused(s.reader.layers.has_value(), "--layers", "neusight");
@@ -31,9 +35,11 @@ void warn_unused_options(const Scenario& s, const Workload& w, Diagnostics& diag
   unused(!s.reader.graph_config.empty(), "--graph-config", "torchviz");
   unused(s.reader_ep.has_value(), "--ep", "torchviz");
   unused(!s.reader.comm_groups.empty(), "--comm-groups", "chakra");
-  if (w.graph && (s.dp || s.gpus))
+  if (graph && (s.dp || s.gpus))
     diagnostics.warn({}, std::string(s.dp ? "--dp" : "--gpus") +
                              ": a Chakra trace's files set its ranks; ignored");
+  if (!s.simai_busbw.empty() && s.compat != "simai")
+    diagnostics.warn({}, "--busbw (SimAI's -busbw) applies only to SimAI-compatible runs; ignored");
 }
 
 // --dp sets the data-parallel degree; a workload that does not say how many GPUs run it (and no
@@ -141,8 +147,9 @@ Job file_job(const Scenario& s, const std::string& path) {
   Job job;
   ReaderOptions reader = s.reader;
   reader.ep = s.reader_ep.value_or(1);
+  reader.simai_compat = s.compat == "simai";
   job.workload = read_workload_file(path, s.format, reader, job.diagnostics);
-  warn_unused_options(s, job.workload, job.diagnostics);
+  warn_unused_options(s, job.workload.format, job.workload.graph.has_value(), job.diagnostics);
   set_world_size(s, job.workload, job.diagnostics);
   if (has_compute_demands(job.workload)) {
     job.device = compute_device(s.cluster, s.device, job.diagnostics);
@@ -218,6 +225,7 @@ Prediction predict(const Scenario& s) {
     if (!s.compat.empty()) throw InputError("--compat applies to workload files, not --model");
     if (s.dp) throw InputError("--dp: with --model, the GPU count (--gpus) sets dp");
     jobs.push_back(model_job(s));
+    warn_unused_options(s, "model", false, jobs.back().diagnostics);
   } else {
     if (s.workload_files.empty()) throw InputError("expected a workload file or --model");
     if (s.dp && s.gpus) throw InputError("--dp and --gpus both set the world size; give one");
@@ -257,6 +265,17 @@ Prediction predict(const Scenario& s) {
     o.tp_overlap = s.simai.tp.value_or(0);
     o.ep_overlap = s.simai.ep.value_or(0);
     o.pp_overlap = s.simai.pp.value_or(1);
+    if (!s.simai_busbw.empty()) {
+      std::ifstream in(s.simai_busbw, std::ios::binary);
+      if (!in) throw InputError({s.simai_busbw, 0}, "cannot read the busbw file");
+      const std::string content{std::istreambuf_iterator<char>(in), {}};
+      o.busbw = simai::read_busbw_file(s.simai_busbw, content, jobs.front().diagnostics);
+      jobs.front().diagnostics.warn(
+          {s.simai_busbw, 0},
+          "the busbw file's figures replace the bus bandwidths computed from -nv and -nic (and "
+          "SimAI's efficiency tables) for the collectives it lists; this path follows SimAI's "
+          "documented format and has not been checked against a SimAI run");
+    }
     out.simai_report = simai::run_analytical(workload, o, jobs.front().diagnostics);
     out.results.push_back(simai::to_result(workload, o, *out.simai_report));
     out.results.back().cluster = s.cluster.name;
@@ -293,6 +312,12 @@ Prediction predict(const Scenario& s) {
     Result& r = out.results[k];
     Job& job = jobs[k];
     r.device = job.device ? job.device->name : "";
+    if (!job.device && !job.workload.program.layers.empty()) {
+      // The file's times are used as they are, whatever GPU the cluster has.
+      const bool known = !device_preset_text(s.cluster.gpu).empty();
+      r.compute_source =
+          "from the workload file" + (known ? ", not rescaled to " + s.cluster.gpu : std::string());
+    }
     r.model = job.workload.model;
     r.memory = job.memory;
     if (job.training)

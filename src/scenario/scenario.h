@@ -57,6 +57,7 @@ struct Scenario {
   std::string mode;    // event, flow or analytical; empty: event (analytical with compat)
   std::string compat;  // "simai" or empty
   SimaiRatios simai;
+  std::string simai_busbw;  // SimAI's -busbw file (--compat simai)
   SimulationOptions options;
 };
 

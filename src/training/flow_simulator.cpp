@@ -658,6 +658,7 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
       result.simulated_tasks +=
           static_cast<int64_t>(job.programs.stages[static_cast<size_t>(r.stage)].tasks.size());
     }
+    result.first_gpu = job.offset;
     result.flows = static_cast<int64_t>(sim.flows_[j]);
     result.hottest_links = usage(hottest_links(sim, j), j);
     if (options.record_timeline)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -19,6 +20,29 @@ namespace {
 
 constexpr std::array kGroups = {CommGroup::Tensor,     CommGroup::Expert,   CommGroup::Data,
                                 CommGroup::ExpertData, CommGroup::Pipeline, CommGroup::Context};
+
+// Why the groups of a kind are costed like their most spread one, in the user's terms: "with 20
+// servers per leaf, some DP groups of 8 servers straddle two leaves".
+std::string placement_warning(CommGroup group, const GroupShape& spread, const Cluster& cluster,
+                              const std::vector<std::string>& placement) {
+  std::string name(to_string(group));
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::string order;
+  for (const std::string& axis : placement)
+    order += (order.empty() ? "" : ",") + axis;
+  const std::string costed = "; each is costed like the most spread (placement " + order + ")";
+  const auto out = cluster.scale_out();
+  if (spread.crosses_leaves && out && cluster.network[*out].servers_per_leaf > 0) {
+    const int64_t servers =
+        *out < spread.span.size() ? spread.span[*out] : spread.ranks / cluster.gpus_per_server();
+    return "with " + std::to_string(cluster.network[*out].servers_per_leaf) +
+           " servers per leaf, some " + name + " groups of " + std::to_string(servers) + " server" +
+           (servers == 1 ? "" : "s") + " straddle two leaves" + costed;
+  }
+  return "some " + name + " groups of " + std::to_string(spread.ranks) +
+         " GPUs spread over more of the network than others" + costed;
+}
 
 // Prices collectives on the cluster for the groups of one parallel layout.
 class CommPricer {
@@ -43,11 +67,11 @@ class CommPricer {
       GroupKind& kind = kinds_[static_cast<size_t>(group)];
       kind = group_kind(*placement_, members_.at(group));
       shapes_[static_cast<size_t>(group)] = kind.shape;
-      if (!kind.uniform)
-        diagnostics.warn({source, 0},
-                         "the " + std::string(to_string(group)) +
-                             " groups do not all lie on the network alike under this placement; "
-                             "costing every one like the most spread");
+      // A group kind the job does not use is not worth a word (expert groups when EP = 1).
+      const bool used =
+          (group != CommGroup::Expert && group != CommGroup::ExpertData) || par.ep > 1;
+      if (!kind.uniform && used)
+        diagnostics.warn({source, 0}, placement_warning(group, kind.shape, cluster, placement));
     }
     pipeline_pair_ = placement_->neighbour_shape(group_axes(CommGroup::Pipeline, order).front());
   }

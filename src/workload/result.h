@@ -112,6 +112,9 @@ struct Result {
   std::string workload;  // workload name
   std::string cluster;   // cluster name
   std::string device;    // device model that priced the workload's compute demands; empty if none
+  // Where compute times came from when no device priced them, for the summary: e.g. "from the
+  // workload file, not rescaled to H100-SXM5-80GB". Empty when a device priced them.
+  std::string compute_source;
   Parallelism parallelism;
 
   Time iteration_time;
@@ -125,8 +128,9 @@ struct Result {
   std::optional<MemoryEstimate> memory;     // per stage, for workloads built from a model
   std::optional<TrainingFigures> training;  // throughput, MFU, cost, for the same
   std::vector<Warning> warnings;
-  int64_t simulated_tasks = 0;           // size of the event simulation (0 for closed forms)
-  int64_t flows = 0;                     // flow mode: transfers simulated as flows
+  int64_t simulated_tasks = 0;  // size of the event simulation (0 for closed forms)
+  int64_t flows = 0;            // flow mode: transfers simulated as flows
+  int64_t first_gpu = 0;  // the job's first GPU of the cluster (flow mode: after earlier jobs')
   std::vector<LinkUsage> hottest_links;  // flow mode: the links that carried most, most first
   // What ran when, recorded only when asked (SimulationOptions::record_timeline); no JSON field.
   std::optional<IterationTimeline> timeline;

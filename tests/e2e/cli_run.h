@@ -22,15 +22,16 @@ struct CliRun {
   std::string out, err;
 };
 
-// Runs `orrery <args>` through the shell.
-inline CliRun orrery(const std::string& args) {
+// Runs `orrery <args>` through the shell (in `cwd` when given).
+inline CliRun orrery(const std::string& args, const fs::path& cwd = {}) {
   static int counter = 0;
   const fs::path err_file =
       fs::temp_directory_path() /
       ("orrery_e2e_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   CliRun run;
-  FILE* pipe =
-      ::popen((std::string(ORRERY_BINARY) + " " + args + " 2>" + err_file.string()).c_str(), "r");
+  const std::string in = cwd.empty() ? std::string() : "cd '" + cwd.string() + "' && ";
+  FILE* pipe = ::popen(
+      (in + std::string(ORRERY_BINARY) + " " + args + " 2>" + err_file.string()).c_str(), "r");
   std::array<char, 4096> buffer{};
   size_t n = 0;
   while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)

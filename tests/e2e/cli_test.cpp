@@ -84,8 +84,13 @@ TEST(SimaiCompat, JsonCarriesSimaiSummaryColumns) {
   EXPECT_NEAR(b["compute"].get<double>(), 0.040829, 1e-6);
   EXPECT_NEAR(b["exposed_comm"]["dp"].get<double>(), 0.007582, 1e-6);
   EXPECT_NEAR(b["bubble"].get<double>(), 0.016934, 1e-6);
-  ASSERT_EQ(j["warnings"].size(), 2u);
+  // The extra records are SimAI's business; what the event simulator would do with the passes is
+  // not (the header's ga: 1 against two listed passes is warned about in the event mode only).
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"].dump();
   EXPECT_NE(j["warnings"][0].get<std::string>().find("optimizer3, optimizer4"), std::string::npos);
+  // SimAI's summary columns are whole microseconds, as SimAI prints them: JSON integers.
+  for (const auto& [key, value] : j["simai"].items())
+    EXPECT_TRUE(value.is_number_integer()) << key << ": " << value;
 }
 
 TEST(SimaiCompat, SimaiSpelledFlagsGiveTheSameAnswer) {
@@ -116,8 +121,9 @@ TEST(EventMode, SeedsRunAndTheBreakdownAddsUp) {
 }
 
 TEST(EventMode, Seed001ComputeMatchesTheListing) {
-  // SimAI and Orrery agree on the compute a stage does: 7,213,232 us (the listing's sum).
-  const CliRun r = orrery("simulate " + kSeed001 + " --json");
+  // SimAI and Orrery agree on the compute a stage does: 7,213,232 us (the listing's sum), on
+  // SimAI's cluster (on hgx-h100, the default, collectives take SMs from compute).
+  const CliRun r = orrery("simulate " + kSeed001 + " --cluster simai-default --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["breakdown_s"]["compute"].get<double>(), 7.213232, 1e-6);

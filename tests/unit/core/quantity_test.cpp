@@ -14,6 +14,9 @@ TEST(ParseBandwidth, DecimalBinaryAndBitUnits) {
   EXPECT_DOUBLE_EQ(parse_bandwidth("200 Gb/s").in_bytes_per_second(), 25e9);
   EXPECT_DOUBLE_EQ(parse_bandwidth("400Gbps").in_bytes_per_second(), 50e9);
   EXPECT_DOUBLE_EQ(parse_bandwidth("1e9 B/s").in_bytes_per_second(), 1e9);
+  // A bare number is GB/s, not GiB/s.
+  EXPECT_DOUBLE_EQ(parse_bandwidth("300").in_bytes_per_second(), 300e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth(" 48.5 ").in_bytes_per_second(), 48.5e9);
 }
 
 TEST(ParseBandwidth, RejectsWithAnExample) {
@@ -23,7 +26,7 @@ TEST(ParseBandwidth, RejectsWithAnExample) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "expected a positive bandwidth such as '300 GB/s', found 'fast'");
   }
-  EXPECT_THROW(parse_bandwidth("300"), std::invalid_argument);
+  EXPECT_THROW(parse_bandwidth("0"), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth("-3 GB/s"), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth("3 furlongs/s"), std::invalid_argument);
 }

@@ -50,7 +50,10 @@ TEST(YamlFields, ErrorsNameTheLineAndWhatWasExpected) {
   EXPECT_EQ(
       error_of([&] { f.number(root["share"], 1, false, std::numeric_limits<double>::infinity()); }),
       "c.yaml:2: expected a number of at least 1, found '0.5'");
-  EXPECT_NE(error_of([&] { f.quantity(root["size"], parse_bandwidth); }).find("c.yaml:1: "),
+  // A bare number is a bandwidth in GB/s; a negative one is refused with the line.
+  EXPECT_DOUBLE_EQ(f.quantity(root["size"], parse_bandwidth).in_bytes_per_second(), 8e9);
+  const YAML::Node negative = f.load("link: -3\n");
+  EXPECT_NE(error_of([&] { f.quantity(negative["link"], parse_bandwidth); }).find("c.yaml:1: "),
             std::string::npos);
 }
 
