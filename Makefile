@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 WERROR ?=
 DEMO_WORKLOAD ?= examples/simai/gpt_tp8_pp16_ga16_1024gpus.txt
 
-.PHONY: deps build demo test test-sanitize fuzz bench clean format update-references
+.PHONY: deps build demo test test-sanitize fuzz bench clean format update-references install package
 
 deps:
 	@scripts/install-deps.sh
@@ -20,6 +20,15 @@ demo: deps
 	@cmake -S . -B $(BUILD_DIR) $(if $(WERROR),-DORRERY_WERROR=$(WERROR)) --log-level=WARNING
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target orrery
 	$(BUILD_DIR)/orrery simulate $(DEMO_WORKLOAD) --cluster dgx-a100
+
+# `make install` (PREFIX=/usr/local by default; DESTDIR honoured) and `make package` (a Debian
+# package in build/, from the same install rules: cmake/Packaging.cmake).
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+package: build
+	@cd $(BUILD_DIR) && cpack -G DEB
 
 test: deps build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS)
