@@ -109,11 +109,7 @@ EffectiveCluster effective_cluster(const ClusterArgs& a, const std::string& fall
     said.push_back("--nics-per-server " + std::to_string(*a.nics_per_server));
   }
   try {
-    const auto memory = c.network.gpu_memory();
-    const bool ideal = c.network.ideal_links();
-    c.network = Topology(std::move(dims));
-    c.network.set_gpu_memory(memory);
-    c.network.set_ideal_links(ideal);
+    c.network = c.network.with_dimensions(std::move(dims));
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("cluster overrides: ") + e.what());
   }

@@ -88,11 +88,7 @@ Cluster overridden(Cluster c, std::optional<int64_t> gpus_per_server,
   }
   if (gpus_per_server) dims[0].size = *gpus_per_server;
   try {
-    const auto memory = c.network.gpu_memory();
-    const bool ideal = c.network.ideal_links();
-    c.network = Topology(std::move(dims));
-    c.network.set_gpu_memory(memory);
-    c.network.set_ideal_links(ideal);
+    c.network = c.network.with_dimensions(std::move(dims));
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("--vary: cluster '") + c.name + "': " + e.what());
   }

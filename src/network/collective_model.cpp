@@ -205,26 +205,29 @@ double CollectiveModel::nvls_tree_seconds_per_byte() const {
 }
 
 std::optional<Bandwidth> CollectiveModel::ll_cap() const {
+  if (!across_servers()) return std::nullopt;
+  const auto out = static_cast<size_t>(shape_.outermost());
+  const Dimension& network = topology()[out];
+  return shape_.span[out] == 2 ? network.ll_busbw_two_servers : network.ll_busbw_more_servers;
+}
+
+bool CollectiveModel::across_servers() const {
   const int out = shape_.outermost();
-  if (out < 0 || !is_network(topology(), static_cast<size_t>(out))) return std::nullopt;
-  const Dimension& network = topology()[static_cast<size_t>(out)];
-  return shape_.span[static_cast<size_t>(out)] == 2 ? network.ll_busbw_two_servers
-                                                    : network.ll_busbw_more_servers;
+  return out >= 0 && is_network(topology(), static_cast<size_t>(out));
 }
 
 double CollectiveModel::protocol_rate(Algorithm a, CollectiveKind kind, double s, Protocol p,
                                       double link_seconds) const {
   if (topology().ideal_links()) return 1.0;
-  // Across k servers the ramp sizes are kNetworkRampPerServer x k times larger (protocol.h).
-  const int out = shape_.outermost();
-  const bool across_servers = out >= 0 && is_network(topology(), static_cast<size_t>(out));
-  const double ramp_scale =
-      across_servers
-          ? kNetworkRampPerServer * static_cast<double>(shape_.span[static_cast<size_t>(out)])
-          : 1.0;
   // The algorithms auto compares share the protocol's factor for one size: computed once.
+  // Across k servers the ramp sizes are kNetworkRampPerServer x k times larger (protocol.h).
   auto& [cached_bytes, cached_scale] = transfer_scales_[static_cast<size_t>(p)];
   if (cached_bytes != s) {
+    const double ramp_scale =
+        across_servers()
+            ? kNetworkRampPerServer *
+                  static_cast<double>(shape_.span[static_cast<size_t>(shape_.outermost())])
+            : 1.0;
     cached_bytes = s;
     cached_scale = transfer_scale(p, s / ramp_scale);
   }
@@ -238,10 +241,8 @@ double CollectiveModel::protocol_rate(Algorithm a, CollectiveKind kind, double s
 }
 
 double CollectiveModel::latency_factor(Algorithm a, CollectiveKind kind, Protocol p) const {
-  const int out = shape_.outermost();
-  const bool across_servers = out >= 0 && is_network(topology(), static_cast<size_t>(out));
   return a == Algorithm::Ring && kind == CollectiveKind::AllReduce && p == Protocol::Simple &&
-                 across_servers && !topology().ideal_links()
+                 across_servers() && !topology().ideal_links()
              ? kMultiServerRingSimpleLatency
              : 1.0;
 }

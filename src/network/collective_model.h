@@ -98,6 +98,7 @@ class CollectiveModel {
   Time latency_with(Algorithm algorithm, CollectiveKind kind, Protocol protocol) const;
   double nvls_tree_seconds_per_byte() const;
   std::optional<Bandwidth> ll_cap() const;  // of the LL protocol across servers, if any
+  bool across_servers() const;              // the group spans a fat-tree
   int64_t max_channels(Algorithm algorithm) const;
   const std::vector<Step>& profile(Algorithm algorithm, CollectiveKind kind) const;
   std::vector<Step> build(Algorithm algorithm, CollectiveKind kind) const;

@@ -116,6 +116,10 @@ class Topology {
   bool ideal_links() const { return ideal_links_; }
   void set_ideal_links(bool ideal) { ideal_links_ = ideal; }
 
+  // The same network with other dimensions (overrides of sizes or links): the GPU memory and
+  // the ideal-links setting carry over. Throws as the constructor does.
+  Topology with_dimensions(std::vector<Dimension> dimensions) const;
+
   // Limits on what a network may hold (a larger one is rejected as a likely mistake).
   static constexpr int64_t kMaxCapacity = int64_t{1} << 40;
   static constexpr double kMinBandwidth = 1e6;   // 1 MB/s
