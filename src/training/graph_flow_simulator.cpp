@@ -14,8 +14,6 @@ namespace {
 using engine::StreamId;
 using engine::TaskId;
 
-constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-
 // One step of a collective with its routes: the transfers' links and bytes, run `repeat` times,
 // each followed by `latency`.
 struct RoutedStep {
