@@ -18,6 +18,8 @@ std::string_view to_string(KernelClass kind) {
       return "copy";
     case KernelClass::Attention:
       return "attention";
+    case KernelClass::AttentionBackward:
+      return "attention-backward";
   }
   return "?";
 }

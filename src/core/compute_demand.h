@@ -21,9 +21,11 @@ enum class KernelClass : uint8_t {
   Copy,         // casts, contiguous copies, concatenation, gathers and scatters (no arithmetic)
   Attention,    // fused (flash) attention: scores, softmax and context in one kernel; `gemm`
                 // gives batch = sequences x heads, m = query and n = key positions, k = head width
+  AttentionBackward,  // its backward pass (scores recomputed, then dQ, dK, dV); `gemm` as above
 };
 
-// "gemm", "softmax", "layer-norm", "elementwise", "reduction", "copy", "attention".
+// "gemm", "softmax", "layer-norm", "elementwise", "reduction", "copy", "attention",
+// "attention-backward".
 std::string_view to_string(KernelClass kind);
 
 // batch independent products of (m x k) . (k x n).
@@ -39,7 +41,7 @@ struct ComputeDemand {
   DType dtype = DType::FP32;  // of the arithmetic (GEMM: of the operands)
   double flop = 0;            // floating-point operations (a count)
   Bytes bytes = 0;            // read plus written in device memory
-  GemmExtents gemm;           // Gemm and Attention only
+  GemmExtents gemm;           // Gemm, Attention and AttentionBackward only
   int64_t rows = 0;           // Softmax and LayerNorm: independent rows
 };
 

@@ -46,16 +46,23 @@ struct Device {
   Bytes cache = 0;                   // last-level on-chip cache or SRAM
 
   // Calibrated (see the preset files for the measurements each comes from).
-  double matrix_efficiency = 1;  // fraction of matrix peak the best GEMM tile sustains
+  double matrix_efficiency = 1;  // fraction of matrix peak the best GEMM tile reaches in a burst
   // Per operand type where it differs (FP8 GEMMs sustain a smaller share of their peak).
   std::map<DType, double> matrix_efficiency_by_type;
   double vector_efficiency = 1;  // fraction of vector peak element-wise kernels sustain
   double memory_efficiency = 1;  // fraction of memory bandwidth streaming kernels sustain
   Time kernel_overhead;          // fixed cost of every kernel (launch, ramp-up, tail)
+  // Under sustained load (training) a GPU runs at its board power limit, at a lower clock than in
+  // the short benchmarks the matrix efficiencies come from: GEMMs keep this fraction of their
+  // burst rate.
+  double sustained_matrix = 1;
   // Fused attention sustains attention_efficiency of the matrix peak on long sequences, and half
   // of that at a key length of attention_half_sequence tokens (op_cost.h).
   double attention_efficiency = 1;
   int64_t attention_half_sequence = 0;
+  // The backward pass, the same way (its FLOPs count 2.5 times the forward's).
+  double attention_backward_efficiency = 1;
+  int64_t attention_backward_half_sequence = 0;
 
   // Board power (W): the rated maximum (TDP; 0 when not known) and idle (negative when not known).
   double tdp_watts = 0;

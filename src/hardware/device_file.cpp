@@ -101,8 +101,9 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
 
   if (const YAML::Node e = root["efficiency"]) {
     f.only_keys(e,
-                {"matrix", "matrix_by_type", "vector", "memory", "kernel_overhead", "attention",
-                 "attention_half_sequence"},
+                {"matrix", "matrix_by_type", "sustained_matrix", "vector", "memory",
+                 "kernel_overhead", "attention", "attention_half_sequence", "attention_backward",
+                 "attention_backward_half_sequence"},
                 "efficiency");
     if (e["matrix"]) d.matrix_efficiency = f.fraction(e["matrix"]);
     if (const YAML::Node by_type = e["matrix_by_type"]) {
@@ -114,12 +115,19 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
         d.matrix_efficiency_by_type[*type] = f.fraction(entry.second);
       }
     }
+    if (e["sustained_matrix"]) d.sustained_matrix = f.fraction(e["sustained_matrix"]);
     if (e["vector"]) d.vector_efficiency = f.fraction(e["vector"]);
     if (e["memory"]) d.memory_efficiency = f.fraction(e["memory"]);
     if (e["kernel_overhead"]) d.kernel_overhead = f.quantity(e["kernel_overhead"], parse_duration);
     d.attention_efficiency = e["attention"] ? f.fraction(e["attention"]) : d.matrix_efficiency;
     if (e["attention_half_sequence"])
       d.attention_half_sequence = f.integer(e["attention_half_sequence"], 0, 1 << 24);
+    d.attention_backward_efficiency =
+        e["attention_backward"] ? f.fraction(e["attention_backward"]) : d.attention_efficiency;
+    d.attention_backward_half_sequence =
+        e["attention_backward_half_sequence"]
+            ? f.integer(e["attention_backward_half_sequence"], 0, 1 << 24)
+            : d.attention_half_sequence;
   }
   if (const YAML::Node p = root["power"]) {
     f.only_keys(p, {"tdp_watts", "idle_watts"}, "power");

@@ -8,6 +8,10 @@
 namespace orrery {
 namespace {
 
+bool is_attention(KernelClass kind) {
+  return kind == KernelClass::Attention || kind == KernelClass::AttentionBackward;
+}
+
 FlopRate peak(const Device& device, const std::map<DType, FlopRate>& rates, DType type,
               const char* unit) {
   const auto it = rates.find(type);
@@ -78,12 +82,17 @@ Time kernel_time(const Device& device, const ComputeDemand& demand) {
     const GemmExtents& g = demand.gemm;
     if (g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0)
       seconds = gemm_seconds(device, g, peak(device, device.matrix, demand.dtype, "matrix"),
-                             device.matrix_efficiency_for(demand.dtype), memory);
-  } else if (demand.kind == KernelClass::Attention && demand.flop > 0) {
+                             device.matrix_efficiency_for(demand.dtype) * device.sustained_matrix,
+                             memory);
+  } else if (is_attention(demand.kind) && demand.flop > 0) {
+    const bool backward = demand.kind == KernelClass::AttentionBackward;
     const auto n = static_cast<double>(demand.gemm.n);
-    const double fill = n / (n + static_cast<double>(device.attention_half_sequence));
-    const double rate = peak(device, device.matrix, demand.dtype, "matrix").in_flop_per_second() *
-                        device.attention_efficiency * fill;
+    const auto half = static_cast<double>(backward ? device.attention_backward_half_sequence
+                                                   : device.attention_half_sequence);
+    const double rate =
+        peak(device, device.matrix, demand.dtype, "matrix").in_flop_per_second() *
+        (backward ? device.attention_backward_efficiency : device.attention_efficiency) * n /
+        (n + half);
     seconds = std::max(memory, demand.flop / rate);
   } else if (demand.flop > 0) {
     seconds = std::max(

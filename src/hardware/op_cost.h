@@ -3,14 +3,16 @@
 //   t = t0 + max(t_compute, t_memory)          t0: the device's fixed cost per kernel
 //   t_memory  = bytes / (B_mem * e_mem)
 //   GEMM:  t_compute = min over the device's tiles (tm x tn) of
-//            waves * 2 tm tn (k + k0) / (F_matrix[dtype] / units * e_matrix[dtype] * u(tm, tn))
+//            waves * 2 tm tn (k + k0) / (F_matrix[dtype] / units * e_matrix[dtype] * s * u(tm, tn))
 //          waves = ceil(batch * ceil(m / tm) * ceil(n / tn) / units)       (wave quantization)
 //          u = [I / (I + c)] / [I_max / (I_max + c)],  I = tm tn / (tm + tn)  (operand reuse of
 //          the tile relative to the device's largest tile; k0 a tile's prologue and epilogue)
-//          With no tiles: t_compute = flop / (F_matrix[dtype] * e_matrix).
+//          With no tiles: t_compute = flop / (F_matrix[dtype] * e_matrix * s).
+//          s = sustained_matrix: the share of the burst rate kept at the board power limit
 //   fused attention: t_compute = flop / (F_matrix[dtype] * e_attention * n / (n + n_half))
 //          n the key length: short sequences leave the kernel's pipeline part empty (flop counts
-//          the work done: causal masking halves it, the backward pass does 2.5x the forward's)
+//          the work done: causal masking halves it, the backward pass does 2.5x the forward's);
+//          the backward pass with its own e_attention and n_half (measured under sustained load)
 //   other kernels: t_compute = flop / (F_vector[dtype] * e_vector)
 //
 // Small GEMMs fall short of peak through t0, the waves that leave units idle, the smaller tiles

@@ -32,6 +32,8 @@ struct ModelTerms {
   bool end_stages = true;   // the embedding on the first stage, LM head and loss on the last
   bool optimizer = true;    // the Adam step and zeroing of gradients
   bool fp8_casts = true;    // Transformer Engine's FP8 casts and transposes
+  // GEMMs at the clock of a GPU held at its power limit (the device's efficiency.sustained_matrix)
+  bool sustained_clock = true;
 };
 
 struct ParallelPlan {

@@ -77,11 +77,12 @@ ComputeDemand streaming(KernelClass kind, double bytes, int64_t rows = 0) {
 }
 
 // Fused attention over `heads` heads of `sequences` sequences: causal forward FLOPs 2 s^2 d per
-// head (half of the full QK^T and PV), times `factor` (2.5 for the backward pass).
+// head (half of the full QK^T and PV); the backward pass does 2.5 times that.
 ComputeDemand fused_attention(int64_t sequences, int64_t heads, int64_t seq, int64_t qk_dim,
-                              int64_t v_dim, double factor, int64_t kv_heads) {
+                              int64_t v_dim, bool backward, int64_t kv_heads) {
+  const double factor = backward ? 2.5 : 1.0;
   ComputeDemand d;
-  d.kind = KernelClass::Attention;
+  d.kind = backward ? KernelClass::AttentionBackward : KernelClass::Attention;
   d.dtype = DType::BF16;
   d.gemm = {sequences * heads, seq, seq, qk_dim};
   const auto s = static_cast<double>(seq);
@@ -361,7 +362,7 @@ class Generator {
     if (p_.flash_attention) {
       // Context parallelism (ring attention, load-balanced causal chunks): each rank computes
       // 1/cp of the work, in cp steps over key chunks of s / cp tokens.
-      ComputeDemand a = fused_attention(b, heads, s, qk, vd, backward ? 2.5 : 1.0, kv);
+      ComputeDemand a = fused_attention(b, heads, s, qk, vd, backward, kv);
       if (p_.cp > 1) {
         a.flop /= static_cast<double>(p_.cp);
         a.bytes /= p_.cp;

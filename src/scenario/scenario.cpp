@@ -102,6 +102,7 @@ void price_on(PricedModel& model, const Device& device) {
     throw InputError("--dtype " + std::string(to_string(dtype)) + ": device '" + device.name +
                      "' has no " + std::string(to_string(dtype)) + " matrix rate");
   model.device = device;
+  if (!model.plan.terms.sustained_clock) model.device.sustained_matrix = 1;  // burst clocks
   price_compute(model.training.workload, model.device);
 }
 

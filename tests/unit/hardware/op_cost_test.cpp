@@ -181,8 +181,16 @@ constexpr Measured kGemms[] = {
     {8192, 65536, 4096, 16700.6, 6077.9},
 };
 
+// A preset as the short benchmarks of the calibration tables ran it: at burst clocks, before the
+// board reaches its power limit (efficiency.sustained_matrix left out).
+Device at_burst_clocks(const char* device_name) {
+  Device d = load_device(device_name);
+  d.sustained_matrix = 1;
+  return d;
+}
+
 void expect_calibrated(const char* device_name, double Measured::*column, size_t points) {
-  const Device device = load_device(device_name);
+  const Device device = at_burst_clocks(device_name);
   double sum = 0, largest = 0;
   size_t n = 0;
   for (const Measured& g : kGemms) {
@@ -218,8 +226,8 @@ TEST(Calibration, H100GemmTimesWithin15PercentOfMeasured) {
 TEST(Calibration, LargeGemmsApproachTheMeasuredMaximum) {
   constexpr double kTolerance = 0.05;  // relative; the H100's -2.7 % is the larger error
   const ComputeDemand big = gemm(8192, 8192, 8192);
-  const double a100 = big.flop / kernel_time(load_device("A100-80GB"), big).seconds() / 1e12;
-  const double h100 = big.flop / kernel_time(load_device("H100"), big).seconds() / 1e12;
+  const double a100 = big.flop / kernel_time(at_burst_clocks("A100-80GB"), big).seconds() / 1e12;
+  const double h100 = big.flop / kernel_time(at_burst_clocks("H100"), big).seconds() / 1e12;
   std::printf("8192^3: A100 %.1f, H100 %.1f TFLOP/s\n", a100, h100);
   EXPECT_NEAR(a100, 271.2, 271.2 * kTolerance);
   EXPECT_NEAR(h100, 794.5, 794.5 * kTolerance);
@@ -238,37 +246,32 @@ ComputeDemand causal_attention(int64_t batch, int64_t seq) {
 }
 
 // Table 2-6 (TensorRT-LLM's context attention, 32 KV heads, 16k tokens per batch) is what the
-// presets' efficiency.attention and attention_half_sequence were fitted on: in-sample, each point
-// within 5 % (the preset headers: A100 largest 1.8 %, H100 3.8 %).
+// A100 preset's efficiency.attention and attention_half_sequence were fitted on: in-sample, each
+// point within 5 % (the preset header: largest 1.8 %). The H100 preset is fitted on cuDNN's
+// training kernel instead (SustainedLoad.CudnnAttentionFit).
 TEST(Calibration, FusedAttentionFitOnTable2_6) {
   constexpr double kTolerance = 0.05;
   struct Row {
     int64_t batch, seq;
-    double a100_ms, h100_ms;
+    double a100_ms;
   };
-  constexpr Row kRows[] = {{32, 512, 1.153, 0.538}, {16, 1024, 1.577, 0.636},
-                           {8, 2048, 2.430, 0.891}, {4, 4096, 4.232, 1.404},
-                           {2, 8192, 7.959, 2.236}, {1, 16384, 15.048, 4.332}};
-  const Device a100 = load_device("A100-SXM4-80GB"), h100 = load_device("H100-SXM5-80GB");
+  constexpr Row kRows[] = {{32, 512, 1.153}, {16, 1024, 1.577}, {8, 2048, 2.430},
+                           {4, 4096, 4.232}, {2, 8192, 7.959},  {1, 16384, 15.048}};
+  const Device a100 = load_device("A100-SXM4-80GB");
   for (const Row& r : kRows) {
-    const ComputeDemand a = causal_attention(r.batch, r.seq);
-    const double a100_ms = kernel_time(a100, a).seconds() * 1e3;
-    const double h100_ms = kernel_time(h100, a).seconds() * 1e3;
-    std::printf("seq %lld: A100 %+.1f %%, H100 %+.1f %%\n", static_cast<long long>(r.seq),
-                100 * (a100_ms / r.a100_ms - 1), 100 * (h100_ms / r.h100_ms - 1));
+    const double a100_ms = kernel_time(a100, causal_attention(r.batch, r.seq)).seconds() * 1e3;
+    std::printf("seq %lld: A100 %+.1f %%\n", static_cast<long long>(r.seq),
+                100 * (a100_ms / r.a100_ms - 1));
     EXPECT_NEAR(a100_ms, r.a100_ms, r.a100_ms * kTolerance) << r.seq;
-    EXPECT_NEAR(h100_ms, r.h100_ms, r.h100_ms * kTolerance) << r.seq;
   }
 }
 
-// The check of that fit: Table 2-8, FlashAttention-3's causal forward on H100 (16k tokens per
-// batch, head dim 128; read off the paper's charts). It was not fitted, and the fit does not meet
-// it: FlashAttention-3 is 1.2 to 2.3 times the rate of the inference kernel the preset was fitted
-// on, most at short sequences (the model's rate is 44 % of FA3's at 512, 84 % at 16k). The test
-// holds that known bias (the model slower at every point, by no more than the band below), so a
-// change to the attention term shows here; docs/compute-model.md, "Validation".
-TEST(Calibration, FusedAttentionAgainstFlashAttention3IsSlower) {
-  constexpr double kLeastRateRatio = 0.40, kMostRateRatio = 0.90;  // model rate / FA3 rate
+// A check of the H100 fit (cuDNN, measured by this project under load) on data it was not fitted
+// on: Table 2-8, FlashAttention-3's causal forward on H100 (16k tokens per batch, head dim 128;
+// read off the paper's charts). The model's rate is 1.12 of FA3's at 512 and 0.92-0.99 from 1k to
+// 16k: each point within the band below; docs/compute-model.md, "Validation".
+TEST(Calibration, FusedAttentionNearFlashAttention3) {
+  constexpr double kLeastRateRatio = 0.85, kMostRateRatio = 1.15;  // model rate / FA3 rate
   const std::pair<int64_t, double> kFa3[] = {{512, 292},  {1024, 423}, {2048, 521},
                                              {4096, 579}, {8192, 602}, {16384, 616}};
   const Device h100 = load_device("H100-SXM5-80GB");
