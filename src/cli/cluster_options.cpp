@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "cli/number_checks.h"
+#include "cluster/astra_sim_system.h"
 #include "core/diagnostics.h"
 #include "core/quantity.h"
 #include "core/text.h"
@@ -29,13 +33,20 @@ std::string shown_bandwidth(const std::string& value, Bandwidth parsed) {
 
 bool ClusterArgs::overridden() const {
   return nvlink_busbw || nic_busbw || nvlink_efficiency || nic_efficiency || nics_per_server ||
-         gpus_per_server || !placement.empty();
+         gpus_per_server || !placement.empty() || !system.empty();
 }
 
 void add_cluster_options(CLI::App& cmd, ClusterArgs& a, const std::string& cluster_help,
                          bool placement) {
   const std::string group = "Cluster";
   cmd.add_option("--cluster", a.cluster, cluster_help)->group(group);
+  cmd.add_option(
+         "--system", a.system,
+         "ASTRA-sim system JSON to run the cluster's collectives as ASTRA-sim does (chunks, "
+         "endpoint delay, one-way rings, its collective implementations); use with an "
+         "ASTRA-sim network YAML as --cluster (docs/astra-sim.md)")
+      ->check(CLI::ExistingFile)
+      ->group(group);
   if (placement)
     cmd.add_option(
            "--placement", a.placement,
@@ -117,6 +128,15 @@ EffectiveCluster effective_cluster(const ClusterArgs& a, const std::string& fall
     c.placement = parse_placement(a.placement, "--placement");
     said.push_back("--placement " + a.placement);
   }
+  out.warnings = c.warnings;
+  if (!a.system.empty()) {
+    std::ifstream in(a.system, std::ios::binary);
+    if (!in) throw InputError({a.system, 0}, "cannot read the ASTRA-sim system file");
+    AstraSimSystem system =
+        parse_astra_sim_system({std::istreambuf_iterator<char>(in), {}}, a.system);
+    out.system_algorithm = apply_astra_sim_system(system, c, a.system);
+    out.warnings.insert(out.warnings.end(), system.warnings.begin(), system.warnings.end());
+  }
   if (!said.empty()) {
     std::string joined;
     for (const std::string& s : said)
@@ -124,6 +144,17 @@ EffectiveCluster effective_cluster(const ClusterArgs& a, const std::string& fall
     c.name += " with " + joined;
   }
   return out;
+}
+
+Algorithm run_algorithm(const std::string& algo_flag, EffectiveCluster& cluster) {
+  const Algorithm given = *parse_algorithm(algo_flag);
+  if (!cluster.system_algorithm) return given;
+  if (given == Algorithm::Auto) return *cluster.system_algorithm;
+  if (given != *cluster.system_algorithm)
+    cluster.warnings.push_back("--algo " + std::string(to_string(given)) +
+                               " replaces the system file's " +
+                               std::string(to_string(*cluster.system_algorithm)));
+  return given;
 }
 
 }  // namespace orrery

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "network/collective_algorithms.h"
 
 namespace orrery {
 
@@ -25,13 +26,14 @@ struct ClusterArgs {
   std::optional<double> nvlink_efficiency, nic_efficiency;
   std::optional<int64_t> nics_per_server, gpus_per_server;
   std::string placement;  // simulate only
+  std::string system;     // ASTRA-sim system JSON (--system)
 
   // Whether any override of the cluster was given (not --cluster itself).
   bool overridden() const;
 };
 
-// Registers --cluster, --nvlink-busbw, --nic-busbw, --nvlink-efficiency, --nic-efficiency,
-// --nics-per-server and --gpus-per-server (and --placement when `placement`).
+// Registers --cluster, --system, --nvlink-busbw, --nic-busbw, --nvlink-efficiency,
+// --nic-efficiency, --nics-per-server and --gpus-per-server (and --placement when `placement`).
 void add_cluster_options(CLI::App& command, ClusterArgs& args, const std::string& cluster_help,
                          bool placement);
 
@@ -41,9 +43,17 @@ struct EffectiveCluster {
   Cluster cluster;
   std::string source;                  // the preset name or file the flags started from
   std::vector<std::string> overrides;  // "--nic-busbw 25 GB/s", ... in a fixed order
+  // The algorithm an ASTRA-sim system file names for every collective (nullopt: none named).
+  std::optional<Algorithm> system_algorithm;
+  std::vector<std::string> warnings;  // what a peer's cluster or system file could not map
 };
 
 // `fallback` names the cluster when --cluster is not given. Throws InputError naming the flag.
 EffectiveCluster effective_cluster(const ClusterArgs& args, const std::string& fallback);
+
+// The collective algorithm of a run: --algo when given (other than auto), else the one the
+// ASTRA-sim system file names, else auto. A --algo that overrides the system file is warned of
+// in `cluster.warnings`.
+Algorithm run_algorithm(const std::string& algo_flag, EffectiveCluster& cluster);
 
 }  // namespace orrery

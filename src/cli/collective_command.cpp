@@ -85,9 +85,11 @@ std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
 int run_collective(const CollectiveArgs& a) {
   const CollectiveKind kind = parse_op(a.op);
   protect_input_file(a.cluster.cluster);
-  const EffectiveCluster effective = effective_cluster(a.cluster, kDefaultCluster);
+  EffectiveCluster effective = effective_cluster(a.cluster, kDefaultCluster);
   const Cluster& cluster = effective.cluster;
-  const Algorithm algorithm = *parse_algorithm(a.algorithm);
+  const Algorithm algorithm = run_algorithm(a.algorithm, effective);
+  for (const std::string& warning : effective.warnings)
+    std::cerr << "orrery: warning: " << warning << "\n";
   const std::vector<Bytes> sizes = sizes_of(a);
   std::optional<RankPlacement> placement;
   try {

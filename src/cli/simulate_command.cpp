@@ -182,7 +182,9 @@ int run_simulate(const SimulateArgs& a) {
   scenario.model = model_scenario(a.model, a.plan, a.ep, a.gpus);
   if (!scenario.model) scenario.reader_ep = a.ep;
   // A model needs a GPU to price its compute; the SimAI-default cluster names none.
-  const EffectiveCluster cluster = cluster_for(a);
+  EffectiveCluster cluster = cluster_for(a);
+  scenario.options.algorithm = run_algorithm(a.algorithm, cluster);
+  scenario.input_warnings = cluster.warnings;
   scenario.cluster = cluster.cluster;
   scenario.device = a.device;
   scenario.dp = a.dp;
@@ -193,7 +195,6 @@ int run_simulate(const SimulateArgs& a) {
   scenario.simai_busbw = a.busbw;
   scenario.options.schedule = *parse_schedule(a.schedule);
   scenario.options.overlap = !a.no_overlap;
-  scenario.options.algorithm = *parse_algorithm(a.algorithm);
   for (const std::string& term : a.plan.without)
     if (term == "sm-contention") scenario.options.sm_contention = false;
   const std::string mode = !a.mode.empty() ? a.mode : simai ? "analytical" : "event";

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "cluster/astra_sim_network.h"
 #include "cluster/cluster_presets.h"
 #include "core/diagnostics.h"
 #include "core/quantity.h"
@@ -153,6 +154,7 @@ Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
   const YAML::Node root = r.load(text);
   if (!root || !root.IsMap())
     throw InputError({source, 1}, "expected a YAML mapping describing a cluster");
+  if (is_astra_sim_network(root)) return parse_astra_sim_network(r, root);
   r.only_keys(root,
               {"name", "aliases", "description", "gpu", "network", "placement",
                "price_per_gpu_hour", "price_source", "protocols"},

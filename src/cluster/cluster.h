@@ -27,6 +27,8 @@ struct Cluster {
   std::string price_source;
 
   Topology network;
+  // What reading a peer's file (an ASTRA-sim network) could not map; the commands warn of each.
+  std::vector<std::string> warnings;
   // Parallel axes innermost first; names from {tp, ep, dp, pp}, each exactly once.
   std::vector<std::string> placement = {"tp", "ep", "dp", "pp"};
 

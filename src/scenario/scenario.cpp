@@ -218,6 +218,8 @@ ParallelPlan resolve_plan(const ModelScenario& m) {
 
 Prediction predict(const Scenario& s) {
   Diagnostics diagnostics;
+  for (const std::string& warning : s.input_warnings)
+    diagnostics.warn({}, warning);
   Prediction out;
   std::vector<Job> jobs;
   if (s.model) {

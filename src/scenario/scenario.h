@@ -39,6 +39,8 @@ struct SimaiRatios {
 };
 
 struct Scenario {
+  // What reading the inputs before the run could not map (a peer's cluster or system file).
+  std::vector<std::string> input_warnings;
   // Where the workloads come from: files (several share the cluster), or a model.
   std::vector<std::string> workload_files;
   std::optional<WorkloadFormat> format;
