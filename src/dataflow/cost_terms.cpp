@@ -122,11 +122,9 @@ CostTerms::CostTerms(const DataflowProblem& problem, const DataflowGraph& graph,
     t.shard_n = shard == TensorAxis::N      ? ceil_div(k.n, mapping.tp)
                 : k.tiling == TensorAxis::N ? ceil_div(k.n, num_tile_)
                                             : k.n;
-    const double work = k.num_input > 0 ? static_cast<double>(k.num_input) : 1.0;
     const double sm = static_cast<double>(t.shard_m), sk = static_cast<double>(t.shard_k),
                  sn = static_cast<double>(t.shard_n);
-    const double flop_tile =
-        k.unit == KernelUnit::Systolic ? 2.0 * sm * sk * sn * work : sm * sn * work;
+    const double flop_tile = dataflow_flop(k, sm, sk, sn);
     if (!cycle_mode_) t.compute_ns = tiles * flop_tile / rate;
     const double out_tile_bytes = sm * sn * word;
     switch (plan.collective[i]) {

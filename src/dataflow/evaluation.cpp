@@ -10,13 +10,8 @@ namespace orrery {
 double workload_flop(const DataflowProblem& problem) {
   const LlmShape& llm = *problem.run.llm;
   double per_sample = 0;
-  for (const DataflowKernel& k : problem.kernels) {
-    const double m_total = static_cast<double>(k.outer * k.m);
-    const double work = k.num_input > 0 ? static_cast<double>(k.num_input) : 1.0;
-    per_sample += k.unit == KernelUnit::Systolic
-                      ? 2.0 * m_total * static_cast<double>(k.k) * static_cast<double>(k.n) * work
-                      : m_total * static_cast<double>(k.n) * work;
-  }
+  for (const DataflowKernel& k : problem.kernels)
+    per_sample += dataflow_flop(k);
   return static_cast<double>(llm.layers) * static_cast<double>(llm.global_batch) * per_sample;
 }
 

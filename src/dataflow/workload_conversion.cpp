@@ -15,14 +15,6 @@ Time from_ns(double ns) {
   return Time::from_ps(std::llround(ns * 1000.0));
 }
 
-double kernel_flop(const DataflowKernel& k) {
-  const double m_total = static_cast<double>(k.outer * k.m);
-  const double work = k.num_input > 0 ? static_cast<double>(k.num_input) : 1.0;
-  return k.unit == KernelUnit::Systolic
-             ? 2.0 * m_total * static_cast<double>(k.k) * static_cast<double>(k.n) * work
-             : m_total * static_cast<double>(k.n) * work;
-}
-
 enum class Part : uint8_t { Forward, InputGrad, WeightGrad };
 
 // One configuration's work for one micro-batch, split into the phases of an IR row.
@@ -91,7 +83,7 @@ ConvertedWorkload to_workload(const DataflowProblem& problem, const DataflowGrap
                             : std::max(c.timing.compute_ns, c.timing.memory_ns);
     double total_flop = 0;
     for (const size_t k : c.kernels)
-      total_flop += kernel_flop(problem.kernels[k]);
+      total_flop += dataflow_flop(problem.kernels[k]);
     for (const size_t k : c.kernels) {
       const DataflowKernel& kernel = problem.kernels[k];
       const bool gradient = plan.collective[k] == DataflowCollective::AllReducePeriodic;
@@ -99,7 +91,7 @@ ConvertedWorkload to_workload(const DataflowProblem& problem, const DataflowGrap
                         : gradient       ? Part::WeightGrad
                                          : Part::InputGrad;
       const auto i = static_cast<size_t>(part);
-      const double share = total_flop > 0 ? kernel_flop(kernel) / total_flop
+      const double share = total_flop > 0 ? dataflow_flop(kernel) / total_flop
                                           : 1.0 / static_cast<double>(c.kernels.size());
       w.ns[i] += busy * share * samples;
       w.has[i] = true;

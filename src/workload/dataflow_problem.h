@@ -67,6 +67,19 @@ struct DataflowKernel {
   bool use_effective_stage = false;
 };
 
+// The floating-point work of a DataflowKernel on a block of `rows` x `k` x `n` (the whole kernel:
+// rows = outer * M; one chip's tile: its shard sizes), as DFModel counts it: 2 rows k n for a
+// systolic (GEMM) kernel, rows n for an element-wise one, times num_input when it is set. The one
+// definition of the formula, for the FLOP total, the time split and the tile's compute.
+inline double dataflow_flop(const DataflowKernel& kernel, double rows, double k, double n) {
+  const double work = kernel.num_input > 0 ? static_cast<double>(kernel.num_input) : 1.0;
+  return kernel.unit == KernelUnit::Systolic ? 2.0 * rows * k * n * work : rows * n * work;
+}
+inline double dataflow_flop(const DataflowKernel& kernel) {
+  return dataflow_flop(kernel, static_cast<double>(kernel.outer * kernel.m),
+                       static_cast<double>(kernel.k), static_cast<double>(kernel.n));
+}
+
 struct DataflowEdge {
   int64_t id = 0;
   int64_t line = 0;

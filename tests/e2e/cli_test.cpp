@@ -285,7 +285,8 @@ TEST(Torchviz, FasterDeviceIsFasterAndConfigChangesTheWork) {
 
   TempDir dir;
   const fs::path config = dir.path() / "qformer.yaml";
-  std::ofstream(config) << "beams: 3\nexternal_tokens: 677\nheads: 12\ndtype: bf16\n";
+  std::ofstream(config)
+      << "beams: 3\nshared_expert: last\nexternal_tokens: 677\nheads: 12\ndtype: bf16\n";
   const auto bigger = run("--device H100 --graph-config " + config.string());
   EXPECT_GT(bigger["model"]["forward_flop"].get<double>(),
             h100["model"]["forward_flop"].get<double>() + 100e9);  // 193.9 vs 61.0 GFLOP GEMMs

@@ -12,12 +12,26 @@
 namespace orrery {
 namespace {
 
-constexpr std::array<std::string_view, 10> kKeys = {
-    "batch", "text_tokens", "external_tokens",   "heads",        "beams",
+constexpr std::array<std::string_view, 11> kKeys = {
+    "batch", "text_tokens", "external_tokens",   "heads",        "beams",    "shared_expert",
     "dtype", "bucket_size", "first_bucket_size", "bucket_order", "optimizer"};
 constexpr Bytes kMaxBucket = Bytes{1} << 40;  // 1 TiB
 
 }  // namespace
+
+std::string SharedExpert::to_string() const {
+  switch (kind) {
+    case Kind::Last:
+      return "last";
+    case Kind::First:
+      return "first";
+    case Kind::Number:
+      return std::to_string(number);
+    case Kind::None:
+      return "none";
+  }
+  return "";
+}
 
 GraphConfig parse_graph_config(std::string_view text, const std::string& source) {
   const YamlFields fields(source);
@@ -50,6 +64,24 @@ GraphConfig parse_graph_config(std::string_view text, const std::string& source)
       config.beams = count();
       if (*config.beams < 2)
         fields.fail(value, "'beams': expected at least 2 (one routed beam and the universal one)");
+    } else if (key == "shared_expert") {
+      SharedExpert shared;
+      if (text_value == "last") {
+        shared.kind = SharedExpert::Kind::Last;
+      } else if (text_value == "first") {
+        shared.kind = SharedExpert::Kind::First;
+      } else if (text_value == "none") {
+        shared.kind = SharedExpert::Kind::None;
+      } else if (const auto k = parse_int64(trim(text_value));
+                 k && *k >= 0 && *k <= kMaxGraphCount) {
+        shared.kind = SharedExpert::Kind::Number;
+        shared.number = *k;
+      } else {
+        fields.fail(value,
+                    "'shared_expert': expected last, first, none or an expert's number, found '" +
+                        text_value + "'");
+      }
+      config.shared_expert = shared;
     } else if (key == "dtype") {
       config.dtype = parse_dtype(text_value);
       if (!config.dtype || (*config.dtype != DType::FP16 && *config.dtype != DType::BF16 &&

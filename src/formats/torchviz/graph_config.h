@@ -7,6 +7,8 @@
 //                         size the graph does not state  default: the output's tokens
 //   heads: 12             attention heads               default: hidden size / 64
 //   beams: 2              routing beams of a beam-search mixture of experts             2
+//   shared_expert: last   the expert of each numbered expert list that takes the universal beam:
+//                         last, first, its number, or none (no universal beam)          last
 //   dtype: bf16           autocast type of the casts the graph shows  fp16 (torch.autocast, CUDA)
 //   bucket_size: 25 MiB   data-parallel gradient bucket (PyTorch DDP's bucket_cap_mb)  25 MiB
 //   first_bucket_size: 1 MiB  the first bucket's cap (DDP's _DEFAULT_FIRST_BUCKET_BYTES) 1 MiB
@@ -29,6 +31,17 @@ namespace orrery {
 enum class OptimizerKind : uint8_t { Adam, Sgd, None };
 enum class BucketOrder : uint8_t { Registration, Ready };
 
+// The expert of each numbered expert list (`...experts.<k>...`) that a beam-search mixture of
+// experts gives the universal beam (one row per sample; the routed beams go to the others), or
+// none: every beam is routed.
+struct SharedExpert {
+  enum class Kind : uint8_t { Last, First, Number, None };
+  Kind kind = Kind::Last;
+  int64_t number = 0;  // Kind::Number
+
+  std::string to_string() const;  // "last", "first", "3", "none"
+};
+
 constexpr int64_t kMaxGraphCount = 1'000'000'000;
 
 struct GraphConfig {
@@ -38,6 +51,7 @@ struct GraphConfig {
   std::optional<int64_t> external_tokens;
   std::optional<int64_t> heads;
   std::optional<int64_t> beams;
+  std::optional<SharedExpert> shared_expert;
   std::optional<DType> dtype;
   std::optional<Bytes> bucket_size;
   std::optional<Bytes> first_bucket_size;

@@ -47,6 +47,19 @@ Evaluation run(DataflowProblem& p, const Mapping& m, ModelOptions options = {}) 
   return evaluate(p, g, sharding_from_file(p), m, options);
 }
 
+// The one FLOP formula of a DFModel kernel: 2 outer M K N for a GEMM, outer M N element-wise,
+// times num_input when set; a tile's count is the same formula on its shard sizes.
+TEST(DataflowEvaluation, KernelFlopFormula) {
+  DataflowKernel w = gemm(2, "W", 6, 8, 4, TensorAxis::K);
+  EXPECT_EQ(dataflow_flop(w), 2.0 * 6 * 8 * 4);
+  w.outer = 3;
+  w.num_input = 2;
+  EXPECT_EQ(dataflow_flop(w), 2.0 * 18 * 8 * 4 * 2);
+  EXPECT_EQ(dataflow_flop(w, 9, 4, 4), 2.0 * 9 * 4 * 4 * 2);
+  const DataflowKernel x = simd(1, "X", 8, 4);
+  EXPECT_EQ(dataflow_flop(x), 8.0 * 4);
+}
+
 TEST(DataflowEvaluation, KernelByKernelByHand) {
   DataflowProblem p = two_kernels();
   const Evaluation ev = run(p, kernel_by_kernel(p, 2, 1, 1));

@@ -139,12 +139,41 @@ TEST(TorchvizSeed000, DefaultsAreWarnedOnce) {
   EXPECT_TRUE(has_warning(d, "assuming 768 / 64 = 12 heads"));
   EXPECT_TRUE(has_warning(d, "beams of the mixture of experts are not in the graph; assuming 2"));
   EXPECT_TRUE(has_warning(d, "assuming fp16"));
-  EXPECT_EQ(d.warnings().size(), 4u);
+  EXPECT_TRUE(has_warning(d,
+                          "takes the universal beam of the mixture of experts is not in the "
+                          "graph; assuming the last-numbered (graph config 'shared_expert')"));
+  EXPECT_EQ(d.warnings().size(), 5u);
   // NOTES 1.8's exact form at 2 beams, N_img = 45: 54,611,398,656 + 141,557,760 x 45.
   EXPECT_EQ(total(flop), 54'611'398'656.0 + 141'557'760.0 * 45);
   Diagnostics quiet;
-  gemm_flop_by_layer("external_tokens: 257\nheads: 12\nbeams: 2\ndtype: fp16\n", quiet);
+  gemm_flop_by_layer(
+      "external_tokens: 257\nheads: 12\nbeams: 2\nshared_expert: last\ndtype: fp16\n", quiet);
   EXPECT_TRUE(quiet.warnings().empty());
+}
+
+TEST(TorchvizSeed000, SharedExpertSettingChoosesWhichExpertTakesTheUniversalBeam) {
+  // The routed beams go to the routed experts, the universal beam (one row per sample) to the
+  // shared one: which expert is shared changes the GEMMs after layer 6 (layer 6 routes
+  // nothing yet), and with none every beam is routed (2 beams: 8 rows where the shared expert had
+  // 4).
+  const std::string base = "external_tokens: 257\nheads: 12\nbeams: 2\n";
+  Diagnostics dl, dd, d0, df, dn;
+  const auto last = gemm_flop_by_layer(base + "shared_expert: last\n", dl);
+  EXPECT_EQ(last, gemm_flop_by_layer(base, dd));
+  EXPECT_EQ(total(last), 54'611'398'656.0 + 141'557'760.0 * 257);
+  EXPECT_FALSE(has_warning(dl, "shared_expert"));
+  EXPECT_TRUE(has_warning(dd, "graph config 'shared_expert'"));
+  const auto first = gemm_flop_by_layer(base + "shared_expert: 0\n", d0);
+  EXPECT_EQ(first, gemm_flop_by_layer(base + "shared_expert: first\n", df));
+  const auto none = gemm_flop_by_layer(base + "shared_expert: none\n", dn);
+  EXPECT_EQ(first.at(6), last.at(6));
+  EXPECT_EQ(none.at(6), last.at(6));
+  // At 3 beams the routed experts take 8 rows and the shared one 4: sharing expert 0 instead of
+  // expert 2 makes the rows of a later attention disagree, as PyTorch would refuse them.
+  Diagnostics d3;
+  EXPECT_THROW(gemm_flop_by_layer("beams: 3\nshared_expert: 0\n", d3), InputError);
+  EXPECT_NO_THROW(gemm_flop_by_layer("beams: 3\nshared_expert: last\n", d3));
+  EXPECT_GT(none.at(7), last.at(7));
 }
 
 TEST(TorchvizSeed000, TrainingWorkload) {
@@ -513,6 +542,46 @@ TEST(TorchvizShapes, MinGptPositionEmbeddingIsSlicedToTheTokens) {
 // GPT-2's MLP in HF transformers' Conv1D layers (weights [K, N] used by addmm without a T) on an
 // input from outside the graph, output (4, 128, 768): the input's rows follow from the output
 // through c_proj (K 3072 -> N 768) and c_fc (768 -> 3072): M = 4 x 128 = 512 rows of 768.
+// Expand's target sizes are not in the graph. Expanding learned tokens' batch of 1 gives the batch
+// (the output's first size); x.unsqueeze(1).expand(-1, b, ...) gives one copy per beam, b from the
+// graph config, which the following view merges into the batch.
+TEST(TorchvizShapes, ExpandGivesTheBatchOrOneCopyPerBeam) {
+  DotBuilder b;
+  const std::string q = b.param("query_tokens", "1, 5, 8");
+  const std::string batch = b.op("ExpandBackward0", {q});
+  EXPECT_EQ(inferred_shape(b.dot(batch, "4, 5, 8"), batch), "(4, 5, 8)");
+
+  DotBuilder c;
+  const std::string copies =
+      c.op("ExpandBackward0", {c.op("UnsqueezeBackward0", {c.param("query_tokens", "1, 5, 8")})});
+  const std::string rows = c.op("ViewBackward0", {copies});
+  const std::string dot = c.dot(rows, "3, 5, 8");
+  EXPECT_EQ(inferred_shape(dot, copies, "beams: 3\n"), "(1, 3, 5, 8)");
+  EXPECT_EQ(inferred_shape(dot, rows, "beams: 3\n"), "(3, 5, 8)");
+  EXPECT_EQ(inferred_shape(dot, rows, "beams: 4\n"), "(4, 5, 8)");
+  Diagnostics d;
+  infer_shapes(parse_autograd_graph("g.dot", dot), GraphConfig{}, d);
+  EXPECT_TRUE(has_warning(d, "assuming 2 (graph config 'beams')"));
+  EXPECT_TRUE(has_warning(d, "differs from the graph's (3, 5, 8)"));
+}
+
+// Learned tokens reach the concatenation through any number of casts and views (no hop limit):
+// 4 query tokens joined with an embedding leave 10 - 4 = 6 text tokens.
+TEST(TorchvizShapes, LearnedTokensThroughALongChainOfViews) {
+  DotBuilder b;
+  std::string q = b.op("ToCopyBackward0", {b.param("query_tokens", "1, 4, 8")});
+  for (int i = 0; i < 9; ++i)
+    q = b.op("ViewBackward0", {q});
+  q = b.op("ExpandBackward0", {q});
+  const std::string text = b.op("EmbeddingBackward0", {b.param("embed.weight", "100, 8")});
+  const std::string dot = b.dot(b.op("CatBackward0", {q, text}), "2, 10, 8");
+  EXPECT_EQ(inferred_shape(dot, text, "dtype: bf16\n"), "(2, 6, 8)");
+  Diagnostics d;
+  infer_shapes(parse_autograd_graph("g.dot", dot), parse_graph_config("dtype: bf16\n", "c.yaml"),
+               d);
+  EXPECT_TRUE(d.warnings().empty());
+}
+
 TEST(TorchvizShapes, Conv1dWeightsWithoutATransposeOnAnExternalInput) {
   DotBuilder b;
   const std::string h = b.op("GeluBackward0", {b.conv1d("", "mlp.c_fc", 768, 3072)});
@@ -868,7 +937,15 @@ TEST(GraphConfig, KeysValuesAndErrors) {
   EXPECT_EQ(error_of("? :\n"), "c.yaml:1: expected a key name, found a mapping");
   EXPECT_EQ(error_of("heads: 12\nbeam: 2\n"),
             "c.yaml:2: unknown key 'beam'; expected one of: batch, text_tokens, external_tokens, "
-            "heads, beams, dtype, bucket_size, first_bucket_size, bucket_order, optimizer");
+            "heads, beams, shared_expert, dtype, bucket_size, first_bucket_size, bucket_order, "
+            "optimizer");
+  EXPECT_EQ(error_of("shared_expert: middle\n"),
+            "c.yaml:1: 'shared_expert': expected last, first, none or an expert's number, found "
+            "'middle'");
+  for (const std::string value : {"last", "first", "none", "2"})
+    EXPECT_EQ(
+        parse_graph_config("shared_expert: " + value + "\n", "c.yaml").shared_expert->to_string(),
+        value);
   EXPECT_EQ(error_of("batch: 1000000000000\n"),
             "c.yaml:1: 'batch': expected a positive integer of at most 1000000000, found "
             "'1000000000000'");
