@@ -208,7 +208,7 @@ FilledAxes fill_axes(const ModelSpec& spec, int64_t seq, const PlanAxes& axes,
   a.cp = axes.cp.value_or(seq >= 8192 ? std::vector<int64_t>{1, 2, 4, 8} : std::vector<int64_t>{1});
   a.ep = axes.ep.value_or(spec.moe ? divisors(spec.moe->experts) : std::vector<int64_t>{1});
   a.mbs = axes.mbs.value_or(std::vector<int64_t>{1, 2, 4, 8});
-  a.zero = axes.zero.value_or(std::vector<int64_t>{0, 1});
+  a.zero = axes.zero.value_or(std::vector<int64_t>{0, 1, 2, 3});
   a.recompute = axes.recompute.value_or(std::vector<RecomputeMode>{
       RecomputeMode::None, RecomputeMode::Selective, RecomputeMode::Full});
   a.sequence_parallel = axes.sequence_parallel.value_or(std::vector<bool>{false, true});

@@ -305,7 +305,10 @@ class Generator {
   void transformer_layer(Workload& w, int32_t set, bool moe, const std::string& name) {
     Program& program = w.program;
     const size_t first = program.layers.size();
-    if (fully_sharded()) parameter_gather(program, set, moe, name, false);
+    if (fully_sharded())
+      parameter_gather(program, set, moe, name, false);
+    else if (gradients_scattered_per_micro_batch())
+      gradient_scatter(program, set, moe, name);
     attention_block(program, set, name);
     if (moe)
       moe_block(program, set, name);
@@ -324,6 +327,23 @@ class Generator {
   // reduce-scattered once its backward is done (overlapped, on the data-parallel stream). The
   // gathers block the compute (no prefetch of the next layer's parameters: an upper bound).
   bool fully_sharded() const { return p_.zero >= 3 && p_.dp * p_.cp > 1; }
+  // ZeRO-2 keeps only its shard of the gradients, so with several micro-batches each one's
+  // gradients are reduce-scattered layer by layer as its backward finishes (there is no full
+  // buffer to accumulate them in); with one micro-batch that is the single reduction ZeRO-1 does.
+  bool gradients_scattered_per_micro_batch() const {
+    return p_.zero == 2 && p_.dp * p_.cp > 1 && p_.micro_batches > 1;
+  }
+  // Each layer's shared pass row reduce-scatters its gradients after its weight gradient.
+  void gradient_scatter(Program& program, int32_t set, bool moe, const std::string& name) {
+    const auto [dense, expert] = local_layer_parameters(moe);
+    const auto add = [&](const std::string& what, CommGroup group, double params) {
+      Layer& g = record(program, name + " " + what + " gradient scatter", set);
+      g.weight_grad.comm = comm(CollectiveKind::ReduceScatter, group, params * kGradientBytes);
+    };
+    add("parameter", CommGroup::Data, dense);
+    if (expert > 0 && p_.dp / p_.ep * p_.cp > 1)
+      add("expert parameter", CommGroup::ExpertData, expert);
+  }
   std::pair<double, double> local_layer_parameters(bool moe) const {
     int64_t layer = 0;
     while (layer + 1 < spec_.layers && spec_.is_moe_layer(layer) != moe)
@@ -616,9 +636,11 @@ class Generator {
                      t_ +
                  static_cast<double>(spec_.hidden);
       // Under ZeRO-3 the layers' parameters are gathered and reduced layer by layer
-      // (parameter_gather); the rows here carry the embedding and head only.
-      const double reduced_dense = fully_sharded() ? dense : dense + layers_dense;
-      const double reduced_expert = fully_sharded() ? 0 : expert;
+      // (parameter_gather), under ZeRO-2 with several micro-batches their gradients are
+      // (gradient_scatter); the rows here carry the embedding and head only.
+      const bool per_layer = fully_sharded() || gradients_scattered_per_micro_batch();
+      const double reduced_dense = per_layer ? dense : dense + layers_dense;
+      const double reduced_expert = per_layer ? 0 : expert;
       dense += layers_dense;
       std::vector<bool> only(static_cast<size_t>(vs), false);
       only[static_cast<size_t>(s)] = true;  // chunk 0 of stage s: the row runs on stage s
@@ -648,12 +670,15 @@ class Generator {
                              streaming(KernelClass::Copy, 4 * (dense + expert))};
       }
       if (sharded && p_.dp * p_.cp > 1) {
+        // The updated shards are gathered whole, but for ZeRO-3's layers (gathered as used).
+        const double gathered_dense = fully_sharded() ? reduced_dense : dense;
+        const double gathered_expert = fully_sharded() ? reduced_expert : expert;
         Layer& g = record(program, "parameter all-gather" + stage, set);
-        g.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, reduced_dense * vb_);
-        if (reduced_expert > 0 && p_.dp / p_.ep * p_.cp > 1) {
+        g.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, gathered_dense * vb_);
+        if (gathered_expert > 0 && p_.dp / p_.ep * p_.cp > 1) {
           Layer& x = record(program, "expert parameter all-gather" + stage, set);
           x.weight_grad.comm =
-              comm(CollectiveKind::AllGather, CommGroup::ExpertData, reduced_expert * vb_);
+              comm(CollectiveKind::AllGather, CommGroup::ExpertData, gathered_expert * vb_);
         }
       }
     }

@@ -151,6 +151,56 @@ TEST(TrainingWorkload, ZeroThreeGathersEveryLayerTwice) {
   EXPECT_TRUE(reduced);
 }
 
+// ZeRO-2 on GPT-3 1.3B, TP 1, DP 16, two micro-batches / every layer reduce-scatters its
+// 50,358,272 parameters' fp32 gradients (201,433,088 bytes) in each micro-batch's backward,
+// because a rank keeps only its shard of the gradients and so cannot accumulate the micro-batches
+// in a full buffer; it gathers nothing before its compute (parameters stay whole). The
+// iteration's reduction keeps the embedding and the head, and the parameter all-gather after the
+// optimizer still gathers every parameter (bf16). With one micro-batch it is ZeRO-1's single
+// reduction: no per-layer rows.
+TEST(TrainingWorkload, ZeroTwoScattersGradientsEveryMicroBatch) {
+  const ModelSpec m = load_model("gpt3-1.3b");
+  ParallelPlan p = plan(1, 1, 2);
+  p.dp = 16;
+  p.zero = 2;
+  const auto per_layer_rows = [&](const Program& program) {
+    int rows = 0;
+    for (size_t i = program.micro_batches[0].begin; i < program.micro_batches[0].end; ++i) {
+      const Layer& l = program.layers[i];
+      if (l.name.find("gather") != std::string::npos) ADD_FAILURE() << l.name;
+      if (!l.name.ends_with("gradient scatter")) continue;
+      ++rows;
+      EXPECT_FALSE(l.forward.comm) << l.name;
+      EXPECT_FALSE(l.input_grad.comm) << l.name;
+      EXPECT_EQ(l.weight_grad.comm->kind, CollectiveKind::ReduceScatter);
+      EXPECT_EQ(l.weight_grad.comm->group, CommGroup::Data);
+      EXPECT_EQ(l.weight_grad.comm->bytes, 201'433'088u);
+    }
+    return rows;
+  };
+  const Program& program = generate_training_workload(m, p).workload.program;
+  EXPECT_EQ(per_layer_rows(program), 24);
+  const ParameterCount whole = parameter_count(m);
+  const double ends =
+      static_cast<double>(whole.embedding + whole.position + whole.lm_head + m.hidden);
+  bool reduced = false, gathered = false;
+  for (size_t i = program.after.begin; i < program.after.end; ++i) {
+    const Layer& l = program.layers[i];
+    if (l.name == "dense gradient reduction") {
+      reduced = true;
+      EXPECT_EQ(l.weight_grad.comm->bytes, static_cast<Bytes>(ends * 4));
+    }
+    if (l.name == "parameter all-gather") {
+      gathered = true;
+      EXPECT_EQ(l.weight_grad.comm->bytes, static_cast<Bytes>((ends + 24 * 50'358'272.0) * 2));
+    }
+  }
+  EXPECT_TRUE(reduced);
+  EXPECT_TRUE(gathered);
+  p.micro_batches = 1;
+  EXPECT_EQ(per_layer_rows(generate_training_workload(m, p).workload.program), 0);
+}
+
 // Mixtral 8x7B with EP 8, TP 1 / a MoE layer dispatches and combines its routed tokens over the
 // expert group: four all-to-alls of N k h values per layer (two forward, two backward).
 TEST(TrainingWorkload, MoeLayersExchangeTokensOverTheExpertGroup) {
