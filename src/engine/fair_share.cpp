@@ -133,7 +133,7 @@ void FairShare::detach(ActivityId id) {
   free_.push_back(id);
 }
 
-Time FairShare::next_completion() {
+Time FairShare::solve_and_peek() {
   solve_dirty(solved_at_);
   while (!completions_.empty()) {
     const auto& [time, key] = completions_.top();
@@ -186,7 +186,6 @@ void FairShare::solve_dirty(Time now) {
 }
 
 void FairShare::solve_component(Time now) {
-  ++components_solved_;
   for (const ResourceId l : comp_resources_) {
     flush_resource(l, now);
     residual_[l] = capacity_[l];

@@ -54,11 +54,12 @@ class FairShare {
 
   // Keeps usage per tag as well (e.g. one tag per job); call before any activity starts.
   void set_tags(uint32_t tags);
-  uint32_t tags() const { return tags_; }
 
   // Earliest completion among activities in flight (Time::max() if none), after re-solving the
   // rates of components whose activities changed.
-  Time next_completion();
+  Time next_completion() {
+    return dirty_.empty() && completions_.empty() ? Time::max() : solve_and_peek();
+  }
 
   // Ends every activity that completes at `now` (the value next_completion() returned) and
   // appends their ids to `done`, earliest completion first (ties: lower id first).
@@ -82,7 +83,6 @@ class FairShare {
   }
 
   uint64_t activities_started() const { return activities_started_; }
-  uint64_t components_solved() const { return components_solved_; }
 
  private:
   struct Activity {
@@ -97,6 +97,7 @@ class FairShare {
     bool active = false;
   };
 
+  Time solve_and_peek();
   void solve_dirty(Time now);
   void solve_component(Time now);
   void detach(ActivityId id);
@@ -134,7 +135,6 @@ class FairShare {
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> completions_;
 
   uint64_t activities_started_ = 0;
-  uint64_t components_solved_ = 0;
 };
 
 }  // namespace orrery::engine

@@ -40,12 +40,19 @@ class Kernel {
   Time now() const { return now_; }
 
   // Fires `event` at `when` (not before now()).
-  void at(Time when, Event event);
+  void at(Time when, Event event) {
+    if (when < now_) refuse_past();
+    timed_.push({when, seq_++, event});
+  }
   void after(Time delay, Event event) { at(now_ + delay, event); }
 
   // Starts an activity of `amount` units on the resources of `path` now; `done` fires when the
   // last unit is served (at once for no work or an empty path). `tag`: see FairShare::start.
-  void start(std::span<const ResourceId> path, double amount, Event done, uint32_t tag = 0);
+  void start(std::span<const ResourceId> path, double amount, Event done, uint32_t tag = 0) {
+    const FairShare::ActivityId id = sharing_.start(path, amount, now_, tag);
+    if (on_done_.size() <= id) on_done_.resize(id + 1);
+    on_done_[id] = done;
+  }
 
   // Runs until no event is pending and no activity is in flight, calling handle(Event) for each.
   template <class Handler>
@@ -61,6 +68,8 @@ class Kernel {
     Event event;
     bool operator>(const Timed& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
   };
+
+  [[noreturn]] static void refuse_past();
 
   FairShare sharing_;
   std::vector<Event> on_done_;  // by activity id
