@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "network/flow_network.h"
+#include "engine/kernel.h"
 #include "network/leaf_loads.h"
 
 namespace orrery {
@@ -372,12 +372,9 @@ CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveK
   run.protocol = plan.protocol;
   const Topology& t = model.topology();
   const LinkGraph& links = model.links();
-  std::vector<double> capacity(links.link_count());
-  for (LinkId l = 0; l < links.link_count(); ++l)
-    capacity[l] = links.capacity(l);
-  FlowNetwork network(std::move(capacity));
-  std::vector<FlowNetwork::FlowId> done;
-  Time now;
+  // Each run of a step: its flows at once, then its latency once the last one ends.
+  engine::Kernel kernel(links.capacities());
+  const auto ignore = [](engine::Event) {};
   uint64_t hash = 0;
   std::vector<std::vector<LinkId>> paths;
   for (const FlowStep& step : plan.steps) {
@@ -390,19 +387,15 @@ CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveK
       const Time latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
       for (int64_t k = 0; k < r.count; ++k) {
         for (size_t i = 0; i < step.transfers.size(); ++i)
-          network.start(paths[i], step.transfers[i].bytes, now);
+          kernel.start(paths[i], step.transfers[i].bytes, {});
         run.flows += step.transfers.size();
-        for (Time next = network.next_completion(); next != Time::max();
-             next = network.next_completion()) {
-          now = next;
-          done.clear();
-          network.complete(now, done);
-        }
-        now += latency;
+        kernel.run(ignore);
+        kernel.after(latency, {});
+        kernel.run(ignore);
       }
     }
   }
-  run.time = now;
+  run.time = kernel.now();
   return run;
 }
 

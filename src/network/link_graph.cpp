@@ -160,6 +160,13 @@ double LinkGraph::capacity(LinkId link) const {
   return 0;
 }
 
+std::vector<double> LinkGraph::capacities() const {
+  std::vector<double> all(link_count_);
+  for (LinkId l = 0; l < link_count_; ++l)
+    all[l] = capacity(l);
+  return all;
+}
+
 LinkGraph::Leaves LinkGraph::leaves(size_t d) const {
   const Family& f = family_.at(d);
   const Dimension& dim = topology_[d];

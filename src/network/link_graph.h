@@ -46,7 +46,8 @@ class LinkGraph {
 
   const Topology& topology() const { return topology_; }
   size_t link_count() const { return link_count_; }
-  double capacity(LinkId link) const;  // bytes per second
+  double capacity(LinkId link) const;      // bytes per second
+  std::vector<double> capacities() const;  // of every link, by LinkId
   std::string link_name(LinkId link) const;
   int64_t gpus() const { return gpus_; }
 

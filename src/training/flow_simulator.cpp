@@ -7,13 +7,12 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <set>
 #include <unordered_map>
 
+#include "engine/kernel.h"
 #include "network/collective_flows.h"
 #include "network/collective_model.h"
-#include "network/flow_network.h"
 #include "network/link_graph.h"
 #include "network/rank_placement.h"
 #include "training/iteration_plan.h"
@@ -92,6 +91,7 @@ struct RankState {
   size_t task_base = 0;
   std::array<uint32_t, kStageStreams> head{};
   std::array<bool, kStageStreams> busy{};
+  std::array<Time, kStageStreams> latency{};  // of the transfer in flight on a link stream
 };
 
 struct Run {  // a collective in flight
@@ -104,32 +104,22 @@ struct Run {  // a collective in flight
   size_t outstanding = 0;
 };
 
-enum class EventKind : uint8_t { TaskFinish, StepDone };
-
-struct Event {
-  Time time;
-  uint64_t seq = 0;
-  EventKind kind = EventKind::TaskFinish;
-  uint32_t a = 0, b = 0;
-  bool operator>(const Event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
-};
-
-struct FlowOwner {
-  bool collective = false;
-  uint32_t id = 0;    // run, or global rank of a transfer's sender
-  uint32_t task = 0;  // transfer task
-  Time latency;
+// What an engine::Event means here: (kind, a, b).
+enum EventKind : uint32_t {
+  kTaskFinish,    // (global rank, task): the task ends
+  kTransferFlow,  // (global rank, task): a transfer's bytes are in; its latency follows
+  kStepFlow,      // (run, -): one flow of a collective's step ends
+  kStepDone,      // (run, -): the step's flows and latency are over
 };
 
 class Simulation {
  public:
   Simulation(const Cluster& cluster, std::vector<Job>& jobs, int64_t gpus)
-      : topology_(cluster.network), jobs_(jobs), links_(cluster.network, gpus) {
-    std::vector<double> capacity(links_.link_count());
-    for (LinkId l = 0; l < links_.link_count(); ++l)
-      capacity[l] = links_.capacity(l);
-    network_.emplace(std::move(capacity));
-    network_->set_tags(static_cast<uint32_t>(jobs_.size()));
+      : topology_(cluster.network),
+        jobs_(jobs),
+        links_(cluster.network, gpus),
+        kernel_(links_.capacities()) {
+    kernel_.sharing().set_tags(static_cast<uint32_t>(jobs_.size()));
     flows_.assign(jobs_.size(), 0);
     for (uint32_t j = 0; j < jobs_.size(); ++j) {
       Job& job = jobs_[j];
@@ -153,28 +143,8 @@ class Simulation {
     for (uint32_t g = 0; g < ranks_.size(); ++g)
       for (size_t s = 0; s < kStageStreams; ++s)
         try_start(g, s);
-    std::vector<FlowNetwork::FlowId> done;
-    while (true) {
-      const Time flow = network_->next_completion();
-      const Time event = events_.empty() ? Time::max() : events_.top().time;
-      if (flow == Time::max() && event == Time::max()) break;
-      if (flow <= event) {
-        now_ = flow;
-        done.clear();
-        network_->complete(now_, done);
-        for (const auto id : done)
-          flow_done(id);
-      } else {
-        const Event e = events_.top();
-        events_.pop();
-        now_ = e.time;
-        if (e.kind == EventKind::TaskFinish)
-          finish_task(e.a, e.b);
-        else
-          step_done(e.a);
-      }
-    }
-    network_->flush_stats(now_);
+    kernel_.run([this](const engine::Event& e) { handle(e); });
+    kernel_.sharing().flush_usage(kernel_.now());
     for (uint32_t g = 0; g < ranks_.size(); ++g) {
       const RankState& r = ranks_[g];
       const StageProgram& p = program(r);
@@ -193,8 +163,8 @@ class Simulation {
   const std::vector<RankState>& ranks() const { return ranks_; }
   Time start(size_t i) const { return start_[i]; }
   Time finish(size_t i) const { return finish_[i]; }
-  const FlowNetwork& network() const { return *network_; }
-  FlowNetwork& network() { return *network_; }
+  const engine::FairShare& network() const { return kernel_.sharing(); }
+  engine::FairShare& network() { return kernel_.sharing(); }
   const LinkGraph& links() const { return links_; }
 
  private:
@@ -203,8 +173,24 @@ class Simulation {
     return job(r).programs.stages[static_cast<size_t>(r.stage)];
   }
 
-  void schedule(Time at, EventKind kind, uint32_t a, uint32_t b) {
-    events_.push({at, seq_++, kind, a, b});
+  void handle(const engine::Event& e) {
+    switch (e.kind) {
+      case kTaskFinish:
+        finish_task(e.a, e.b);
+        break;
+      case kTransferFlow: {
+        const RankState& r = ranks_[e.a];
+        const auto stream = static_cast<size_t>(program(r).tasks[e.b].stream);
+        kernel_.after(r.latency[stream], {kTaskFinish, e.a, e.b});
+        break;
+      }
+      case kStepFlow:
+        step_flow_done(e.a);
+        break;
+      case kStepDone:
+        step_done(e.a);
+        break;
+    }
   }
 
   void try_start(uint32_t g, size_t stream) {
@@ -215,11 +201,11 @@ class Simulation {
     const uint32_t t = list[r.head[stream]];
     if (waiting_[r.task_base + t] > 0) return;
     r.busy[stream] = true;
-    start_[r.task_base + t] = now_;
+    start_[r.task_base + t] = kernel_.now();
     const StageTask& task = program(r).tasks[t];
     switch (task.kind) {
       case StageTaskKind::Compute:
-        schedule(now_ + task.duration, EventKind::TaskFinish, g, t);
+        kernel_.after(task.duration, {kTaskFinish, g, t});
         break;
       case StageTaskKind::Collective:
         arrive(g, t, task);
@@ -237,7 +223,7 @@ class Simulation {
     const StageProgram& p = program(r);
     const ProgramIndex& idx = job(r).index[static_cast<size_t>(r.stage)];
     const StageTask& task = p.tasks[t];
-    finish_[r.task_base + t] = now_;
+    finish_[r.task_base + t] = kernel_.now();
     const auto stream = static_cast<size_t>(task.stream);
     r.busy[stream] = false;
     ++r.head[stream];
@@ -267,31 +253,19 @@ class Simulation {
   }
 
   void send(uint32_t g, uint32_t t, const StageTask& task) {
-    const RankState& r = ranks_[g];
+    RankState& r = ranks_[g];
     const Job& j = job(r);
     const int64_t src = j.offset + r.local;
     const int64_t dst = j.offset + ranks_[peer_of(g, task.to_stage)].local;
     path_.clear();
-    const Time latency = links_.route(src, dst, hash_++, path_);
-    own(network_->start(path_, static_cast<double>(task.comm.bytes), now_, r.job),
-        {false, g, t, latency});
+    r.latency[static_cast<size_t>(task.stream)] = links_.route(src, dst, hash_++, path_);
+    kernel_.start(path_, static_cast<double>(task.comm.bytes), {kTransferFlow, g, t}, r.job);
     ++flows_[r.job];
   }
 
-  void own(FlowNetwork::FlowId id, FlowOwner owner) {
-    if (owners_.size() <= id) owners_.resize(id + 1);
-    owners_[id] = owner;
-  }
-
-  void flow_done(FlowNetwork::FlowId id) {
-    const FlowOwner& o = owners_[id];
-    if (!o.collective) {
-      schedule(now_ + o.latency, EventKind::TaskFinish, o.id, o.task);
-      return;
-    }
-    Run& run = runs_[o.id];
-    if (--run.outstanding == 0)
-      schedule(now_ + (*run.steps)[run.step].latency, EventKind::StepDone, o.id, 0);
+  void step_flow_done(uint32_t id) {
+    Run& run = runs_[id];
+    if (--run.outstanding == 0) kernel_.after((*run.steps)[run.step].latency, {kStepDone, id, 0});
   }
 
   void arrive(uint32_t g, uint32_t t, const StageTask& task) {
@@ -305,7 +279,7 @@ class Simulation {
       size *= j.placement->axes()[a].size;
     }
     if (size <= 1) {
-      schedule(now_, EventKind::TaskFinish, g, t);
+      kernel_.after(Time::zero(), {kTaskFinish, g, t});
       return;
     }
     const auto key = std::make_tuple(r.job, static_cast<uint32_t>(group), base, t);
@@ -403,10 +377,10 @@ class Simulation {
     for (size_t i = 0; i < s.bytes.size(); ++i) {
       const std::span<const LinkId> path(s.links.data() + s.path_begin[i],
                                          s.path_begin[i + 1] - s.path_begin[i]);
-      own(network_->start(path, s.bytes[i], now_, run.job), {true, id, 0, Time::zero()});
+      kernel_.start(path, s.bytes[i], {kStepFlow, id, 0}, run.job);
     }
     flows_[run.job] += s.bytes.size();
-    if (run.outstanding == 0) schedule(now_ + s.latency, EventKind::StepDone, id, 0);
+    if (run.outstanding == 0) kernel_.after(s.latency, {kStepDone, id, 0});
   }
 
   void step_done(uint32_t id) {
@@ -426,20 +400,16 @@ class Simulation {
   std::vector<Job>& jobs_;
   LinkGraph links_;
   std::set<std::pair<uint32_t, Algorithm>> warned_;  // (job, algorithm) stand-ins warned of
-  std::optional<FlowNetwork> network_;
+  engine::Kernel kernel_;
   std::vector<RankState> ranks_;
   std::vector<uint32_t> waiting_;
   std::vector<Time> start_, finish_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  uint64_t seq_ = 0;
-  Time now_;
   std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>, uint32_t> arrivals_;
   std::map<std::tuple<uint32_t, uint32_t, int64_t, CollectiveKind, Bytes, Algorithm>,
            std::vector<RoutedStep>>
       routed_;
   std::vector<Run> runs_;
   std::vector<uint32_t> free_runs_;
-  std::vector<FlowOwner> owners_;
   std::vector<LinkId> path_;
   uint64_t hash_ = 0;
   std::function<void(double)> progress_;
@@ -559,16 +529,16 @@ void check_timeline_ranks(const Job& job, const std::vector<int64_t>& asked) {
 
 // The links that carried most of a job's traffic, most first (at most kHottestLinks).
 std::vector<LinkId> hottest_links(const Simulation& sim, uint32_t job) {
-  std::vector<LinkId> order(sim.network().link_count());
+  std::vector<LinkId> order(sim.network().resource_count());
   for (LinkId l = 0; l < order.size(); ++l)
     order[l] = l;
   const size_t keep = std::min(kHottestLinks, order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
-                    [&](LinkId a, LinkId b) {
-                      return sim.network().stats(a, job).bytes > sim.network().stats(b, job).bytes;
-                    });
+  std::partial_sort(
+      order.begin(), order.begin() + static_cast<long>(keep), order.end(), [&](LinkId a, LinkId b) {
+        return sim.network().usage(a, job).amount > sim.network().usage(b, job).amount;
+      });
   order.resize(keep);
-  while (!order.empty() && sim.network().stats(order.back(), job).bytes <= 0)
+  while (!order.empty() && sim.network().usage(order.back(), job).amount <= 0)
     order.pop_back();
   return order;
 }
@@ -629,8 +599,8 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
   const auto usage = [&](const std::vector<LinkId>& ids, uint32_t job) {
     std::vector<LinkUsage> list;
     for (const LinkId id : ids) {
-      const auto& s = sim.network().stats(id, job);
-      list.push_back({sim.links().link_name(id), s.bytes, s.busy, s.peak});
+      const auto& s = sim.network().usage(id, job);
+      list.push_back({sim.links().link_name(id), s.amount, s.busy, s.peak});
     }
     return list;
   };

@@ -1,8 +1,10 @@
 // Flow mode: every rank explicit. Each rank runs its stage's program (stage_program.h); a
 // collective starts when every member of its communicator has reached it and then runs as steps
 // of flows (collective_flows.h) on the cluster's links; stage-to-stage transfers are flows too.
-// Flows share links max-min fairly (flow_network.h), so concurrent traffic contends: data-parallel
-// reductions against tensor/expert/pipeline traffic, and several jobs placed on one network.
+// Flows share links max-min fairly, so concurrent traffic contends: data-parallel reductions
+// against tensor/expert/pipeline traffic, and several jobs placed on one network. Everything runs
+// on the engine's kernel (engine/kernel.h): compute tasks and latencies as timed events, flows as
+// activities sharing links (engine/fair_share.h); this file only says what each event means.
 // See docs/network.md.
 #pragma once
 

@@ -1,11 +1,9 @@
 #include "training/graph_flow_simulator.h"
 
-#include <limits>
-#include <queue>
 #include <span>
 
+#include "engine/kernel.h"
 #include "network/collective_flows.h"
-#include "network/flow_network.h"
 #include "training/graph_tasks.h"
 
 namespace orrery {
@@ -32,18 +30,18 @@ struct Run {  // a collective in flight
   size_t outstanding = 0;
 };
 
-struct Event {
-  Time time;
-  uint64_t seq = 0;
-  bool step = false;  // a collective's step ends (else a task ends)
-  uint32_t id = 0;
-  bool operator>(const Event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
+// What an engine::Event means here: (kind, a).
+enum EventKind : uint32_t {
+  kTaskFinish,  // (task): the task ends
+  kSendFlow,    // (task): a send's bytes are in; its route's latency follows
+  kStepFlow,    // (run): one flow of a collective's step ends
+  kStepDone,    // (run): the step's flows and latency are over
 };
 
 class FlowRun {
  public:
   FlowRun(const GraphProgram& program, const GraphTasks& tasks, GraphPricer& pricer)
-      : program_(program), tasks_(tasks), pricer_(pricer) {
+      : program_(program), tasks_(tasks), pricer_(pricer), kernel_(pricer.links().capacities()) {
     const engine::TaskGraph& g = tasks.graph;
     const size_t n = g.task_count();
     successor_begin_.assign(n + 1, 0);
@@ -63,40 +61,20 @@ class FlowRun {
       stream_tasks_[g.stream_of(t)].push_back(t);
     head_.assign(g.stream_count(), 0);
     busy_.assign(g.stream_count(), false);
+    latency_.assign(g.stream_count(), Time::zero());
     timeline_.start.assign(n, Time::zero());
     timeline_.finish.assign(n, Time::zero());
-    std::vector<double> capacity(pricer.links().link_count());
-    for (LinkId l = 0; l < capacity.size(); ++l)
-      capacity[l] = pricer.links().capacity(l);
-    network_.emplace(std::move(capacity));
   }
 
   engine::Timeline run() {
     for (StreamId s = 0; s < stream_tasks_.size(); ++s)
       try_start(s);
-    std::vector<FlowNetwork::FlowId> done;
-    while (true) {
-      const Time flow = network_->next_completion();
-      const Time event = events_.empty() ? Time::max() : events_.top().time;
-      if (flow == Time::max() && event == Time::max()) break;
-      if (flow <= event) {
-        now_ = flow;
-        done.clear();
-        network_->complete(now_, done);
-        for (const auto id : done)
-          flow_done(id);
-      } else {
-        const Event e = events_.top();
-        events_.pop();
-        now_ = e.time;
-        e.step ? step_done(e.id) : finish(e.id);
-      }
-    }
-    timeline_.makespan = now_;
+    kernel_.run([this](const engine::Event& e) { handle(e); });
+    timeline_.makespan = kernel_.now();
     return std::move(timeline_);
   }
 
-  uint64_t flows() const { return network_->flows_started(); }
+  uint64_t flows() const { return kernel_.sharing().activities_started(); }
 
  private:
   const GraphTask& task_of(TaskId t) const {
@@ -104,25 +82,40 @@ class FlowRun {
     return program_.ranks[static_cast<size_t>(o.rank)].tasks[o.task];
   }
 
-  void schedule(Time at, bool step, uint32_t id) { events_.push({at, seq_++, step, id}); }
+  void handle(const engine::Event& e) {
+    switch (e.kind) {
+      case kTaskFinish:
+        finish(e.a);
+        break;
+      case kSendFlow:
+        kernel_.after(latency_[tasks_.graph.stream_of(e.a)], {kTaskFinish, e.a, 0});
+        break;
+      case kStepFlow:
+        step_flow_done(e.a);
+        break;
+      case kStepDone:
+        step_done(e.a);
+        break;
+    }
+  }
 
   void try_start(StreamId s) {
     if (busy_[s] || head_[s] == stream_tasks_[s].size()) return;
     const TaskId t = stream_tasks_[s][head_[s]];
     if (waiting_[t] > 0) return;
     busy_[s] = true;
-    timeline_.start[t] = now_;
+    timeline_.start[t] = kernel_.now();
     const GraphTask& g = task_of(t);
     if (g.kind == GraphTaskKind::Collective)
       launch(t, g);
     else if (g.kind == GraphTaskKind::Send)
       send(t, g);
     else
-      schedule(now_ + tasks_.graph.duration_of(t), false, t);
+      kernel_.after(tasks_.graph.duration_of(t), {kTaskFinish, t, 0});
   }
 
   void finish(TaskId t) {
-    timeline_.finish[t] = now_;
+    timeline_.finish[t] = kernel_.now();
     const StreamId s = tasks_.graph.stream_of(t);
     busy_[s] = false;
     ++head_[s];
@@ -136,10 +129,11 @@ class FlowRun {
     const int64_t from = tasks_.origin[t].rank;
     const Time latency = pricer_.links().route(from, g.peer, hash_++, path_);
     if (g.bytes == 0 || path_.empty()) {
-      schedule(now_ + latency, false, t);
+      kernel_.after(latency, {kTaskFinish, t, 0});
       return;
     }
-    own(network_->start(path_, static_cast<double>(g.bytes), now_), {false, t, latency});
+    latency_[tasks_.graph.stream_of(t)] = latency;
+    kernel_.start(path_, static_cast<double>(g.bytes), {kSendFlow, t, 0});
   }
 
   const std::vector<RoutedStep>& routed(const GraphTask& g) {
@@ -172,7 +166,7 @@ class FlowRun {
 
   void launch(TaskId t, const GraphTask& g) {
     if (pricer_.members(g.group).size() <= 1) {
-      schedule(now_, false, t);
+      kernel_.after(Time::zero(), {kTaskFinish, t, 0});
       return;
     }
     Run run;
@@ -203,9 +197,9 @@ class FlowRun {
     for (size_t i = 0; i < s.bytes.size(); ++i) {
       const std::span<const LinkId> path(s.links.data() + s.path_begin[i],
                                          s.path_begin[i + 1] - s.path_begin[i]);
-      own(network_->start(path, s.bytes[i], now_), {true, id, Time::zero()});
+      kernel_.start(path, s.bytes[i], {kStepFlow, id, 0});
     }
-    if (run.outstanding == 0) schedule(now_ + s.latency, true, id);
+    if (run.outstanding == 0) kernel_.after(s.latency, {kStepDone, id, 0});
   }
 
   void step_done(uint32_t id) {
@@ -217,24 +211,9 @@ class FlowRun {
     begin_step(id);
   }
 
-  struct Owner {
-    bool collective = false;
-    uint32_t id = 0;  // run, or send task
-    Time latency;
-  };
-  void own(FlowNetwork::FlowId id, Owner owner) {
-    if (owners_.size() <= id) owners_.resize(id + 1);
-    owners_[id] = owner;
-  }
-
-  void flow_done(FlowNetwork::FlowId id) {
-    const Owner o = owners_[id];
-    if (!o.collective) {
-      schedule(now_ + o.latency, false, o.id);
-      return;
-    }
-    Run& run = runs_[o.id];
-    if (--run.outstanding == 0) schedule(now_ + (*run.steps)[run.step].latency, true, o.id);
+  void step_flow_done(uint32_t id) {
+    Run& run = runs_[id];
+    if (--run.outstanding == 0) kernel_.after((*run.steps)[run.step].latency, {kStepDone, id, 0});
   }
 
   const GraphProgram& program_;
@@ -244,16 +223,14 @@ class FlowRun {
   std::vector<std::vector<TaskId>> stream_tasks_;
   std::vector<size_t> head_;
   std::vector<bool> busy_;
+  std::vector<Time> latency_;  // per stream: of the send in flight
   engine::Timeline timeline_;
-  std::optional<FlowNetwork> network_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  uint64_t seq_ = 0, hash_ = 0;
-  Time now_;
+  engine::Kernel kernel_;
+  uint64_t hash_ = 0;
   std::vector<LinkId> path_;
   std::map<std::tuple<int32_t, CollectiveKind, Bytes>, std::vector<RoutedStep>> routed_;
   std::vector<Run> runs_;
   std::vector<uint32_t> free_runs_;
-  std::vector<Owner> owners_;
 };
 
 }  // namespace

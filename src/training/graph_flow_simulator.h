@@ -1,6 +1,7 @@
 // Flow mode for task-graph programs (Chakra traces): every rank explicit, the task graph of
-// training/graph_tasks.h run in its own event loop where communication is flows on the cluster's
-// links, sharing bandwidth max-min fairly (network/flow_network.h): a collective, once its last
+// training/graph_tasks.h run on the engine's kernel (engine/kernel.h), where communication is
+// flows on the cluster's links, sharing bandwidth max-min fairly (engine/fair_share.h): a
+// collective, once its last
 // member reaches it, runs its algorithm's steps (network/collective_flows.h, the protocol the
 // closed form picks), a send is one flow from sender to receiver plus its route's latency.
 // Compute and memory tasks take their durations; the trace's own communication durations are not

@@ -2,8 +2,8 @@
 // is delivered once, no sooner than its bottleneck link allows, and every link carries exactly
 // the bytes of the flows that cross it. The simulators' Result does not expose bytes sent and
 // received (only the flows started and the hottest links), so the property is checked on the
-// flow network every flow-mode transfer runs on (network/flow_network.h).
-#include "network/flow_network.h"
+// engine's fair sharing every flow-mode transfer runs on (engine/fair_share.h).
+#include "engine/fair_share.h"
 
 #include <gtest/gtest.h>
 
@@ -12,11 +12,11 @@
 
 #include "random_inputs.h"
 
-namespace orrery {
+namespace orrery::engine {
 namespace {
 
 struct PlannedFlow {
-  std::vector<LinkId> path;
+  std::vector<ResourceId> path;
   double bytes = 0;
   Time start;
   uint32_t tag = 0;
@@ -38,9 +38,9 @@ TEST(FlowNetworkProperties, EveryByteSentIsCarriedAndDelivered) {
     const auto tags = static_cast<uint32_t>(draw.between(1, 3));
     std::vector<PlannedFlow> planned(static_cast<size_t>(draw.between(1, 60)));
     for (PlannedFlow& f : planned) {
-      std::vector<LinkId> all(links);
+      std::vector<ResourceId> all(links);
       for (size_t l = 0; l < links; ++l)
-        all[l] = static_cast<LinkId>(l);
+        all[l] = static_cast<ResourceId>(l);
       const auto hops = std::min<size_t>(links, static_cast<size_t>(draw.between(1, 6)));
       for (size_t k = 0; k < hops; ++k) {  // distinct links, in random order
         std::swap(
@@ -55,19 +55,19 @@ TEST(FlowNetworkProperties, EveryByteSentIsCarriedAndDelivered) {
     std::stable_sort(planned.begin(), planned.end(),
                      [](const PlannedFlow& a, const PlannedFlow& b) { return a.start < b.start; });
 
-    FlowNetwork net(capacity);
+    FairShare net(capacity);
     net.set_tags(tags);
-    std::map<FlowNetwork::FlowId, size_t> in_flight;  // id -> planned index
+    std::map<FairShare::ActivityId, size_t> in_flight;  // id -> planned index
     std::vector<Time> done_at(planned.size(), Time::max());
     std::vector<int> completions(planned.size(), 0);
-    std::vector<FlowNetwork::FlowId> done;
+    std::vector<FairShare::ActivityId> done;
     size_t next = 0;
     Time now = Time::zero();
     while (next < planned.size() || !in_flight.empty()) {
       const Time completion = net.next_completion();
       if (next < planned.size() && planned[next].start <= completion) {
         now = planned[next].start;
-        const FlowNetwork::FlowId id =
+        const FairShare::ActivityId id =
             net.start(planned[next].path, planned[next].bytes, now, planned[next].tag);
         ASSERT_EQ(in_flight.count(id), 0u) << "seed " << seed;
         in_flight[id] = next++;
@@ -77,7 +77,7 @@ TEST(FlowNetworkProperties, EveryByteSentIsCarriedAndDelivered) {
       now = completion;
       done.clear();
       net.complete(now, done);
-      for (const FlowNetwork::FlowId id : done) {
+      for (const FairShare::ActivityId id : done) {
         const auto it = in_flight.find(id);
         ASSERT_NE(it, in_flight.end()) << "seed " << seed << ": flow " << id << " ended twice";
         ++completions[it->second];
@@ -85,7 +85,7 @@ TEST(FlowNetworkProperties, EveryByteSentIsCarriedAndDelivered) {
         in_flight.erase(it);
       }
     }
-    net.flush_stats(now);
+    net.flush_usage(now);
 
     std::vector<double> expected(links, 0);
     std::vector<std::vector<double>> expected_tag(tags, std::vector<double>(links, 0));
@@ -94,7 +94,7 @@ TEST(FlowNetworkProperties, EveryByteSentIsCarriedAndDelivered) {
       const PlannedFlow& f = planned[i];
       EXPECT_EQ(completions[i], 1) << "seed " << seed << ", flow " << i;
       double slowest = std::numeric_limits<double>::infinity();
-      for (const LinkId l : f.path) {
+      for (const ResourceId l : f.path) {
         expected[l] += f.bytes;
         expected_tag[f.tag][l] += f.bytes;
         ++flows_on[l];
@@ -113,11 +113,11 @@ TEST(FlowNetworkProperties, EveryByteSentIsCarriedAndDelivered) {
           << "seed " << seed << ", " << what;
     };
     for (size_t l = 0; l < links; ++l) {
-      const auto link = static_cast<LinkId>(l);
-      expect_carried(net.stats(link).bytes, expected[l], static_cast<double>(flows_on[l]),
+      const auto link = static_cast<ResourceId>(l);
+      expect_carried(net.usage(link).amount, expected[l], static_cast<double>(flows_on[l]),
                      capacity[l], "link " + std::to_string(l));
       for (uint32_t t = 0; t < tags; ++t)
-        expect_carried(net.stats(link, t).bytes, expected_tag[t][l],
+        expect_carried(net.usage(link, t).amount, expected_tag[t][l],
                        static_cast<double>(flows_on[l]), capacity[l],
                        "link " + std::to_string(l) + ", tag " + std::to_string(t));
     }
@@ -125,4 +125,4 @@ TEST(FlowNetworkProperties, EveryByteSentIsCarriedAndDelivered) {
 }
 
 }  // namespace
-}  // namespace orrery
+}  // namespace orrery::engine

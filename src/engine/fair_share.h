@@ -1,0 +1,140 @@
+// Activities that share resources max-min fairly: the part of the discrete-event kernel whose
+// durations are decided while the activities run (kernel.h drives it).
+//
+// An activity has an amount of work (bytes, for a network flow) to do on a set of resources
+// (links); a resource serves `capacity` units per second in all. Between two instants at which an
+// activity starts or ends, every activity a runs at a constant rate x_a (units/s) and the rates
+// satisfy, for every resource r with capacity C_r and the activities A_r that use it:
+//
+//   sum_{a in A_r} x_a <= C_r                                      (no resource is overfull)
+//   every a has a bottleneck r in its path: sum_{b in A_r} x_b = C_r and x_a = max_{b in A_r} x_b
+//
+// which is the max-min fair allocation: no rate can grow without shrinking a rate no larger. It
+// is found by progressive filling: every activity of a connected component (activities and the
+// resources they share) grows at the same pace until a resource saturates (the smallest
+// C_r' / n_r, C_r' the capacity left and n_r the activities still growing on r); the activities
+// through it freeze at that rate and the rest keep growing. An activity with W units left at time
+// t ends at t + ceil(W / x_a), in whole picoseconds, so it never ends early.
+//
+// Rates are recomputed only when an activity starts or ends, and only for the component it
+// belongs to, so the cost grows with the number of activities and rate changes, never with
+// simulated time. Per-resource usage (units served, busy time, peak utilisation) is kept as rates
+// change, in all and per tag (whose activity it is, e.g. one tag per job).
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/time.h"
+
+namespace orrery::engine {
+
+using ResourceId = uint32_t;
+
+class FairShare {
+ public:
+  using ActivityId = uint32_t;
+
+  struct Usage {
+    double amount = 0;  // units served so far
+    Time busy;          // time with at least one activity on the resource
+    double peak = 0;    // highest rate / capacity seen
+  };
+
+  // `capacity[r]`: units per second resource r serves in all (bytes per second for a link).
+  explicit FairShare(std::vector<double> capacity);
+
+  // Starts an activity of `amount` units on `path` (distinct resources) at `now`; an empty path
+  // or no work ends at once. The id stays valid until the activity is reported complete, then may
+  // be reused. `tag` (below tags()) says whose activity it is, for per-tag usage.
+  ActivityId start(std::span<const ResourceId> path, double amount, Time now, uint32_t tag = 0);
+
+  // Keeps usage per tag as well (e.g. one tag per job); call before any activity starts.
+  void set_tags(uint32_t tags);
+
+  // Earliest completion among activities in flight (Time::max() if none), after re-solving the
+  // rates of components whose activities changed.
+  Time next_completion() {
+    return dirty_.empty() && completions_.empty() ? Time::max() : solve_and_peek();
+  }
+
+  // Ends every activity that completes at `now` (the value next_completion() returned) and
+  // appends their ids to `done`, earliest completion first (ties: lower id first).
+  void complete(Time now, std::vector<ActivityId>& done);
+
+  // Brings the usage up to `now`.
+  void flush_usage(Time now);
+  const Usage& usage(ResourceId r) const { return usage_[r]; }
+  // The usage by the activities of one tag (busy: time with one of them on r; peak: their highest
+  // combined rate / capacity). With one tag, the same as usage(r).
+  const Usage& usage(ResourceId r, uint32_t tag) const {
+    return tags_ > 1 ? tag_usage_[tag][r] : usage_[r];
+  }
+  size_t resource_count() const { return capacity_.size(); }
+
+  // Keeps the utilisation of `resources` over time from now on (for a timeline).
+  void record_rates(std::span<const ResourceId> resources);
+  // (time, rate / capacity) at each change, oldest first; empty unless recorded.
+  const std::vector<std::pair<Time, double>>& rate_history(ResourceId r) const {
+    return history_[r];
+  }
+
+  uint64_t activities_started() const { return activities_started_; }
+
+ private:
+  struct Activity {
+    std::vector<ResourceId> path;
+    std::vector<uint32_t> slot;  // position of this activity in each path resource's list
+    double remaining = 0;        // units
+    double rate = 0;             // units per second
+    Time updated;                // when `remaining` was last brought up to date
+    Time completion;
+    uint32_t version = 0;
+    uint32_t tag = 0;
+    bool active = false;
+  };
+
+  Time solve_and_peek();
+  void solve_dirty(Time now);
+  void solve_component(Time now);
+  void detach(ActivityId id);
+  void flush_resource(ResourceId r, Time now);
+  void note_rate(ResourceId r, Time now);
+
+  std::vector<double> capacity_;
+  std::vector<std::vector<ActivityId>> on_resource_;
+  std::vector<double> rate_on_;
+  std::vector<Time> updated_on_;
+  std::vector<Usage> usage_;
+  uint32_t tags_ = 1;
+  std::vector<std::vector<Usage>> tag_usage_;  // [tag][resource], with more than one tag
+  std::vector<std::vector<double>> tag_rate_;  // [tag][resource]
+  std::vector<std::vector<std::pair<Time, double>>> history_;  // per resource
+  std::vector<char> recorded_;                                 // per resource: keep its history
+
+  std::vector<Activity> activities_;
+  std::vector<ActivityId> free_;
+  std::vector<ResourceId> dirty_;
+  std::vector<uint32_t> resource_mark_, activity_mark_;  // epoch marks for the component search
+  std::vector<uint32_t> solved_round_;                   // resources solved in the current round
+  uint32_t epoch_ = 0, round_ = 0;
+  Time solved_at_;
+
+  // Scratch for one component.
+  std::vector<ResourceId> comp_resources_;
+  std::vector<ActivityId> comp_activities_;
+  std::vector<double> residual_;
+  std::vector<uint32_t> unfrozen_on_;
+  std::vector<char> frozen_;
+
+  using Entry =
+      std::pair<Time, std::pair<ActivityId, uint32_t>>;  // (completion, (activity, version))
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> completions_;
+
+  uint64_t activities_started_ = 0;
+};
+
+}  // namespace orrery::engine

@@ -1,0 +1,103 @@
+// The discrete-event kernel: one clock (Time, integer picoseconds), timed events, and activities
+// whose duration is decided while they run because they share resources (fair_share.h).
+//
+// Two things happen at an instant:
+//   - a timed event fires: its time was known when it was scheduled (a task of known duration
+//     ends, a latency elapses);
+//   - an activity ends: its time follows from its rate, which changes whenever another activity
+//     on a resource it shares starts or ends (a flow on a link, at the max-min fair share).
+// run() moves the clock to the earliest of the two and hands the Event attached to it to the
+// owner's handler, which may schedule events and start activities at that instant or later. At
+// equal times activities end first, all those ending at that instant together (earliest
+// completion first, ties by activity id), then timed events in the order they were scheduled, so
+// a run is deterministic. The cost is O(events log events) plus the sharing's (fair_share.h),
+// never growing with the simulated durations. The kernel knows nothing about training.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "core/time.h"
+#include "engine/fair_share.h"
+
+namespace orrery::engine {
+
+// What happened, in the owner's terms: the kernel only hands it back.
+struct Event {
+  uint32_t kind = 0;
+  uint32_t a = 0, b = 0;
+};
+
+class Kernel {
+ public:
+  // `capacity[r]`: units per second resource r serves (none: timed events only).
+  explicit Kernel(std::vector<double> capacity = {});
+
+  Time now() const { return now_; }
+
+  // Fires `event` at `when` (not before now()).
+  void at(Time when, Event event) {
+    if (when < now_) refuse_past();
+    timed_.push({when, seq_++, event});
+  }
+  void after(Time delay, Event event) { at(now_ + delay, event); }
+
+  // Starts an activity of `amount` units on the resources of `path` now; `done` fires when the
+  // last unit is served (at once for no work or an empty path). `tag`: see FairShare::start.
+  void start(std::span<const ResourceId> path, double amount, Event done, uint32_t tag = 0) {
+    const FairShare::ActivityId id = sharing_.start(path, amount, now_, tag);
+    if (on_done_.size() <= id) on_done_.resize(id + 1);
+    on_done_[id] = done;
+  }
+
+  // Runs until no event is pending and no activity is in flight, calling handle(Event) for each.
+  template <class Handler>
+  void run(Handler&& handle);
+
+  FairShare& sharing() { return sharing_; }
+  const FairShare& sharing() const { return sharing_; }
+
+ private:
+  struct Timed {
+    Time time;
+    uint64_t seq = 0;  // order of scheduling, for ties
+    Event event;
+    bool operator>(const Timed& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
+  };
+
+  [[noreturn]] static void refuse_past();
+
+  FairShare sharing_;
+  std::vector<Event> on_done_;  // by activity id
+  std::vector<FairShare::ActivityId> done_;
+  std::priority_queue<Timed, std::vector<Timed>, std::greater<>> timed_;
+  uint64_t seq_ = 0;
+  Time now_;
+};
+
+template <class Handler>
+void Kernel::run(Handler&& handle) {
+  while (true) {
+    const Time activity = sharing_.next_completion();
+    const Time timed = timed_.empty() ? Time::max() : timed_.top().time;
+    if (activity == Time::max() && timed == Time::max()) return;
+    if (activity <= timed) {
+      now_ = activity;
+      done_.clear();
+      sharing_.complete(now_, done_);
+      for (const FairShare::ActivityId id : done_)
+        handle(Event(on_done_[id]));  // a copy: the handler may start activities
+    } else {
+      const Event event = timed_.top().event;
+      now_ = timed;
+      timed_.pop();
+      handle(event);
+    }
+  }
+}
+
+}  // namespace orrery::engine
