@@ -12,6 +12,7 @@
 #include "formats/workload_reader.h"
 #include "hardware/device_file.h"
 #include "hardware/op_cost.h"
+#include "training/backward_estimate.h"
 #include "training/compute_pricing.h"
 #include "training/event_simulator.h"
 
@@ -21,11 +22,13 @@ namespace {
 const std::string kSeed000 = ORRERY_SOURCE_DIR "/examples/torchviz/moe_qformer_b4_s45.dot";
 const std::string kSeed002 = ORRERY_SOURCE_DIR "/examples/neusight/gpt2_large_block_b16_s1024.txt";
 
-// Reads, prices and simulates one iteration on `dp` ranks of the cluster; returns the tasks.
+// Reads, estimates a missing backward, prices and simulates one iteration on `dp` ranks of the
+// cluster; returns the tasks.
 int64_t run(const std::string& path, const ReaderOptions& options, const Cluster& cluster,
             int64_t dp) {
   Diagnostics d;
   Workload w = read_workload_file(path, std::nullopt, options, d);
+  estimate_backward(w, kDefaultBackwardRatio, d);  // a NeuSight table's, as scenario/ does
   if (has_compute_demands(w)) price_compute(w, compute_device(cluster, "", d));
   SimulationOptions o;
   o.world_size = dp;

@@ -85,7 +85,6 @@ EffectiveCluster cluster_for(const SimulateArgs& a) {
 ReaderOptions reader_options(const SimulateArgs& a) {
   ReaderOptions o;
   o.layers = a.layers;
-  o.backward_ratio = a.backward_ratio;
   if (!a.comm_dtype.empty()) o.comm_dtype = parse_dtype(a.comm_dtype);
   o.graph_config = a.graph_config;
   o.comm_groups = a.comm_groups;
@@ -179,6 +178,7 @@ int run_simulate(const SimulateArgs& a) {
   scenario.workload_files = a.workloads;
   scenario.format = format;
   scenario.reader = reader_options(a);
+  scenario.backward_ratio = a.backward_ratio;
   scenario.model = model_scenario(a.model, a.plan, a.ep, a.gpus);
   if (!scenario.model) scenario.reader_ep = a.ep;
   // A model needs a GPU to price its compute; the SimAI-default cluster names none.

@@ -159,11 +159,21 @@ std::string tensor_size_disagreement(const DataflowKernel& k, int64_t word) {
 }  // namespace
 
 DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagnostics) {
+  DataflowGraph g;
+  const std::map<int64_t, size_t> index_of = g.index_kernels(problem, diagnostics);
+  g.connect(problem, index_of);
+  g.level_kernels(problem);
+  g.order_kernels(problem);
+  g.compare_derived_fields(problem, diagnostics);
+  return g;
+}
+
+// Checks each kernel and indexes the kernels by id (unique, and given when connections need it).
+std::map<int64_t, size_t> DataflowGraph::index_kernels(DataflowProblem& problem,
+                                                       Diagnostics& diagnostics) {
   const std::string& file = problem.source;
   auto& kernels = problem.kernels;
   const size_t n = kernels.size();
-  DataflowGraph g;
-
   std::map<int64_t, size_t> index_of;
   std::string size_mismatch;
   SourceLocation size_mismatch_at;
@@ -184,7 +194,7 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
       throw InputError({file, kernels[i].line},
                        "expected unique kernel ids, found id " + std::to_string(kernels[i].id) +
                            " again (first: '" + kernels[it->second].name + "')");
-    g.has_backward_ = g.has_backward_ || kernels[i].backward;
+    has_backward_ = has_backward_ || kernels[i].backward;
   }
   if (size_mismatches > 0)
     diagnostics.warn(
@@ -195,8 +205,17 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
             ": DFModel writes full tensor bytes from outer, M, K, N and word; "
             "Orrery uses output_tensor_size as given and reads no other size");
 
-  g.in_.resize(n);
-  g.out_.resize(n);
+  return index_of;
+}
+
+// The edges, each from an existing kernel to another, never from backward to forward.
+void DataflowGraph::connect(const DataflowProblem& problem,
+                            const std::map<int64_t, size_t>& index_of) {
+  const std::string& file = problem.source;
+  const auto& kernels = problem.kernels;
+  const size_t n = kernels.size();
+  in_.resize(n);
+  out_.resize(n);
   std::map<int64_t, size_t> edge_ids;
   for (size_t e = 0; e < problem.edges.size(); ++e) {
     const DataflowEdge& edge = problem.edges[e];
@@ -229,16 +248,22 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
                                "connection from backward " +
                                label(kernels[from->second]) + " to forward " +
                                label(kernels[to->second]));
-    g.edges_.push_back({from->second, to->second, kernels[from->second].output_bytes, 1});
-    g.out_[from->second].push_back(e);
-    g.in_[to->second].push_back(e);
+    edges_.push_back({from->second, to->second, kernels[from->second].output_bytes, 1});
+    out_[from->second].push_back(e);
+    in_[to->second].push_back(e);
   }
+}
 
+// Each kernel's level and each edge's buffer depth; a cycle is an error at one of its kernels.
+void DataflowGraph::level_kernels(const DataflowProblem& problem) {
+  const std::string& file = problem.source;
+  const auto& kernels = problem.kernels;
+  const size_t n = kernels.size();
   // Kahn's algorithm in rounds: every kernel that becomes free in round r has level r.
-  g.levels_.assign(n, -1);
+  levels_.assign(n, -1);
   std::vector<size_t> indegree(n);
   for (size_t i = 0; i < n; ++i)
-    indegree[i] = g.in_[i].size();
+    indegree[i] = in_[i].size();
   std::vector<size_t> frontier;
   for (size_t i = 0; i < n; ++i)
     if (indegree[i] == 0) frontier.push_back(i);
@@ -246,37 +271,42 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
   for (int64_t round = 0; !frontier.empty(); ++round) {
     std::vector<size_t> next;
     for (const size_t k : frontier) {
-      g.levels_[k] = round;
+      levels_[k] = round;
       ++placed;
-      for (const size_t e : g.out_[k])
-        if (--indegree[g.edges_[e].to] == 0) next.push_back(g.edges_[e].to);
+      for (const size_t e : out_[k])
+        if (--indegree[edges_[e].to] == 0) next.push_back(edges_[e].to);
     }
     frontier = std::move(next);
   }
   if (placed != n) {
     for (size_t i = 0; i < n; ++i)
-      if (g.levels_[i] < 0)
+      if (levels_[i] < 0)
         throw InputError({file, kernels[i].line},
                          "expected an acyclic graph, found a cycle through " + label(kernels[i]));
   }
-  for (GraphEdge& e : g.edges_)
-    e.buffer_depth = g.levels_[e.to] - g.levels_[e.from] + 1;
+  for (GraphEdge& e : edges_)
+    e.buffer_depth = levels_[e.to] - levels_[e.from] + 1;
+}
 
+void DataflowGraph::order_kernels(const DataflowProblem& problem) {
+  const auto& kernels = problem.kernels;
+  const size_t n = kernels.size();
   // Execution order: the file's when it respects every edge and lists forward kernels first.
   std::vector<size_t> position(n);
   for (size_t i = 0; i < n; ++i)
     position[i] = i;
-  for (const GraphEdge& e : g.edges_)
-    if (e.from > e.to) g.file_order_topological_ = false;
+  for (const GraphEdge& e : edges_)
+    if (e.from > e.to) file_order_topological_ = false;
   bool forward_first = true;
   for (size_t i = 1; i < n; ++i)
     if (kernels[i - 1].backward && !kernels[i].backward) forward_first = false;
-  if (g.file_order_topological_ && forward_first) {
-    g.order_ = position;
+  if (file_order_topological_ && forward_first) {
+    order_ = position;
   } else {
     // Smallest (backward?, file index) first among the free kernels.
+    std::vector<size_t> indegree(n);
     for (size_t i = 0; i < n; ++i)
-      indegree[i] = g.in_[i].size();
+      indegree[i] = in_[i].size();
     using Key = std::pair<bool, size_t>;
     std::priority_queue<Key, std::vector<Key>, std::greater<>> ready;
     for (size_t i = 0; i < n; ++i)
@@ -284,13 +314,19 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
     while (!ready.empty()) {
       const size_t k = ready.top().second;
       ready.pop();
-      g.order_.push_back(k);
-      for (const size_t e : g.out_[k])
-        if (--indegree[g.edges_[e].to] == 0)
-          ready.push({kernels[g.edges_[e].to].backward, g.edges_[e].to});
+      order_.push_back(k);
+      for (const size_t e : out_[k])
+        if (--indegree[edges_[e].to] == 0)
+          ready.push({kernels[edges_[e].to].backward, edges_[e].to});
     }
   }
+}
 
+void DataflowGraph::compare_derived_fields(const DataflowProblem& problem,
+                                           Diagnostics& diagnostics) const {
+  const std::string& file = problem.source;
+  const auto& kernels = problem.kernels;
+  const size_t n = kernels.size();
   // Compare the file's derived fields with the recomputed ones (only where the file has them).
   bool file_has_levels = false;
   for (const DataflowKernel& k : kernels)
@@ -298,16 +334,16 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
   Disagreements level("topological_number");
   if (file_has_levels)
     for (size_t i = 0; i < n; ++i)
-      if (kernels[i].topological_number != g.levels_[i])
+      if (kernels[i].topological_number != levels_[i])
         level.add({file, kernels[i].line}, label(kernels[i]) + " has " +
                                                std::to_string(kernels[i].topological_number) +
-                                               ", recomputed " + std::to_string(g.levels_[i]));
+                                               ", recomputed " + std::to_string(levels_[i]));
   level.report(diagnostics);
 
   Disagreements depth("buffer_depth"), size("tensor_size"), names("startName/endName");
   for (size_t e = 0; e < problem.edges.size(); ++e) {
     const DataflowEdge& edge = problem.edges[e];
-    const GraphEdge& ge = g.edges_[e];
+    const GraphEdge& ge = edges_[e];
     const SourceLocation at{file, edge.line};
     const std::string name = "connection " + std::to_string(edge.id);
     if (edge.buffer_depth != 0 && edge.buffer_depth != ge.buffer_depth)
@@ -327,7 +363,6 @@ DataflowGraph DataflowGraph::build(DataflowProblem& problem, Diagnostics& diagno
   depth.report(diagnostics);
   size.report(diagnostics);
   names.report(diagnostics);
-  return g;
 }
 
 }  // namespace orrery

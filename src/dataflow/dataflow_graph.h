@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/diagnostics.h"
@@ -45,6 +46,13 @@ class DataflowGraph {
   bool has_backward() const { return has_backward_; }
 
  private:
+  // The steps of build(), in order (dataflow_graph.cpp).
+  std::map<int64_t, size_t> index_kernels(DataflowProblem& problem, Diagnostics& diagnostics);
+  void connect(const DataflowProblem& problem, const std::map<int64_t, size_t>& index_of);
+  void level_kernels(const DataflowProblem& problem);
+  void order_kernels(const DataflowProblem& problem);
+  void compare_derived_fields(const DataflowProblem& problem, Diagnostics& diagnostics) const;
+
   std::vector<int64_t> levels_;
   std::vector<GraphEdge> edges_;
   std::vector<std::vector<size_t>> in_, out_;

@@ -345,6 +345,192 @@ void compare_stage2_outputs(const DataflowProblem& p, const Evaluation& ev,
   report("shard_tensor_size", edges, edge_line, first_edge);
 }
 
+// The search's time limit (0: none), the file's gurobi block's or --time-limit, with where it
+// comes from for its messages.
+struct TimeLimit {
+  double seconds = 0;
+  SourceLocation at;
+  std::string name;
+};
+
+TimeLimit time_limit(const DataflowProblem& problem, const SearchOptions& options) {
+  TimeLimit limit;
+  limit.at = options.time_limit_s
+                 ? SourceLocation{problem.source, 0}
+                 : SourceLocation{problem.source,
+                                  problem.limits.line > 0 ? problem.limits.line : problem.run.line};
+  limit.name = options.time_limit_s ? "--time-limit" : "gurobi.time";
+  limit.seconds = options.time_limit_s.value_or(static_cast<double>(problem.limits.time_limit_s));
+  if (!(limit.seconds >= 0))  // only the flag can be NaN: the file's time is an integer
+    throw InputError(
+        fmt::format("expected {} >= 0 seconds (0: none), found {}", limit.name, limit.seconds));
+  // A limit beyond a year stops nothing a search does; it is no limit (and keeps the deadline
+  // arithmetic of the clock in range).
+  constexpr double kLongestLimit = 365.0 * 24 * 3600;
+  if (limit.seconds > kLongestLimit) limit.seconds = 0;
+  return limit;
+}
+
+// KERNEL_BY_KERNEL runs kernels in file order, so every connection must go forward in the file.
+void check_file_order(const DataflowProblem& problem, const DataflowGraph& graph) {
+  if (graph.file_order_is_topological()) return;
+  for (size_t e = 0; e < graph.edges().size(); ++e)
+    if (graph.edges()[e].from > graph.edges()[e].to)
+      throw InputError({problem.source, problem.edges[e].line},
+                       "connection " + std::to_string(problem.edges[e].id) +
+                           ": KERNEL_BY_KERNEL runs kernels in file order, but this connection "
+                           "goes from a later kernel to an earlier one");
+}
+
+// The tile sizes to search, and where they come from.
+std::vector<int64_t> tiles_of(const DataflowProblem& problem, std::string& source) {
+  const LlmShape& llm = *problem.run.llm;
+  if (llm.tile_size > 0) {
+    source = "tile_size in the file";
+    return {llm.tile_size};
+  }
+  if (const auto t = tile_from_shards(problem)) {
+    source = "the file's stage-2 shard sizes";
+    return {*t};
+  }
+  source = "searched over the divisors of seq_len";
+  return divisors(llm.seq_len);
+}
+
+// The candidates: per layout, the micro-batches it can run; each with every tile and style.
+struct SearchSpace {
+  std::vector<Layout> layouts;
+  std::vector<std::vector<int64_t>> batches;  // per layout
+  std::vector<int64_t> tiles;
+  std::vector<ExecutionStyle> styles;
+  size_t candidates = 0;
+};
+
+void count_candidates(SearchSpace& space, const LlmShape& llm) {
+  space.batches.assign(space.layouts.size(), {});
+  for (size_t i = 0; i < space.layouts.size(); ++i) {
+    const int64_t per_replica = llm.global_batch / space.layouts[i].dp;
+    if (llm.micro_batch > 0) {
+      if (per_replica % llm.micro_batch == 0) space.batches[i] = {llm.micro_batch};
+    } else {
+      space.batches[i] = divisors(per_replica);
+    }
+    space.candidates += space.batches[i].size() * space.tiles.size() * space.styles.size();
+  }
+}
+
+// The workers: --threads or gurobi.thread (0: every CPU), at most one per layout.
+size_t thread_count(const DataflowProblem& problem, const SearchOptions& options,
+                    const SearchSpace& space) {
+  const int64_t wanted = options.threads.value_or(problem.limits.threads);
+  const auto hardware = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  return static_cast<size_t>(std::clamp<int64_t>(wanted > 0 ? std::min(wanted, hardware) : hardware,
+                                                 1, static_cast<int64_t>(space.layouts.size())));
+}
+
+// What the workers found: the best candidates, ranked, and the counts.
+struct SearchRun {
+  std::vector<Ranked> top;
+  int64_t evaluated = 0, fitting = 0;
+  bool timed_out = false;
+};
+
+// Scores every candidate of `space` on a pool of threads (layouts shared out one at a time), each
+// layout's tiles reduced to their best, until `deadline`; keeps the best `options.top_k`.
+SearchRun run_search(const SearchSpace& space, const Scorer& scorer, const SearchOptions& options,
+                     size_t thread_count, Clock::time_point start, double limit_s) {
+  const auto deadline = limit_s > 0 ? start + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(limit_s))
+                                    : Clock::time_point::max();
+  const std::vector<Layout>& layouts = space.layouts;
+  SearchRun run;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> timed_out{false};
+  std::mutex merge;
+  const size_t keep = std::max<size_t>(options.top_k, 1);
+  const auto report = [&] {
+    double done = static_cast<double>(std::min(next.load(), layouts.size())) /
+                  static_cast<double>(layouts.size());
+    if (limit_s > 0)
+      done = std::max(done, std::chrono::duration<double>(Clock::now() - start).count() / limit_s);
+    options.progress(std::min(done, 1.0));
+  };
+  const auto work = [&](bool reporting) {
+    std::vector<Ranked> local;
+    int64_t evaluated = 0, fitting = 0;
+    for (size_t i = next++; i < layouts.size(); i = next++) {
+      if (reporting) report();
+      const Layout& l = layouts[i];
+      for (size_t b = 0; b < space.batches[i].size(); ++b) {
+        if (Clock::now() > deadline) {
+          timed_out = true;
+          break;
+        }
+        for (size_t s = 0; s < space.styles.size(); ++s) {
+          std::optional<RankedMapping> best;
+          for (const int64_t tile : space.tiles) {
+            ++evaluated;
+            auto scored = scorer.score(l.mapping(space.batches[i][b], tile, space.styles[s]));
+            if (!scored) continue;
+            ++fitting;
+            if (!best || scored->final_ns < best->final_ns) best = std::move(scored);
+          }
+          if (best) keep_best(local, {std::move(*best), {i, b, s}}, keep);
+        }
+      }
+    }
+    const std::lock_guard<std::mutex> lock(merge);
+    run.evaluated += evaluated;
+    run.fitting += fitting;
+    for (Ranked& r : local)
+      keep_best(run.top, std::move(r), keep);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < thread_count; ++t)
+    pool.emplace_back(work, false);
+  work(static_cast<bool>(options.progress));
+  for (std::thread& t : pool)
+    t.join();
+  run.timed_out = timed_out;
+  return run;
+}
+
+// The one fixed candidate of a file that leaves nothing free, when it does not fit: evaluated
+// anyway (the caller says why DFModel would not).
+Ranked fixed_candidate(const DataflowProblem& problem, const SearchSpace& space) {
+  size_t i = 0;
+  while (space.batches[i].empty())
+    ++i;
+  Mapping m =
+      space.layouts[i].mapping(space.batches[i].front(), space.tiles.front(), space.styles.front());
+  const size_t n = problem.kernels.size();
+  for (size_t k = 0; k < n; ++k)
+    m.config.push_back(m.style == ExecutionStyle::KernelByKernel ? static_cast<int64_t>(k)
+                                                                 : problem.kernels[k].config);
+  m.config_count = static_cast<int64_t>(n);
+  return {{m, 0, 0}, {0, 0, 0}};
+}
+
+// One warning for the configurations that do not fit (often every one, for the same reason), one
+// for DRAM.
+void warn_misfits(const Evaluation& best, const SourceLocation& system_at,
+                  Diagnostics& diagnostics) {
+  const auto& misfits = best.misfits;
+  const auto configs_end = std::find_if(misfits.begin(), misfits.end(), [](const std::string& why) {
+    return !why.starts_with("configuration");
+  });
+  const auto count = configs_end - misfits.begin();
+  if (count > 0)
+    diagnostics.warn(system_at, "the mapping does not fit, so DFModel's solver would reject it: " +
+                                    misfits.front() +
+                                    (count > 1 ? fmt::format(" (and {} more configurations of {})",
+                                                             count - 1, best.configs.size())
+                                               : ""));
+  for (auto it = configs_end; it != misfits.end(); ++it)
+    diagnostics.warn(system_at,
+                     "the mapping does not fit, so DFModel's solver would reject it: " + *it);
+}
+
 }  // namespace
 
 std::string SearchOutcome::statement() const {
@@ -364,46 +550,25 @@ std::string SearchOutcome::statement() const {
 SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph& graph,
                              const SearchOptions& options, Diagnostics& diagnostics) {
   const LlmShape& llm = *problem.run.llm;
-  const DataflowSystem& sys = problem.system;
-  const SourceLocation system_at{problem.source, sys.line},
+  const SourceLocation system_at{problem.source, problem.system.line},
       run_at{problem.source, problem.run.line};
   const auto start = Clock::now();
-  // Where the time limit comes from, for its messages: the file's gurobi block or the flag.
-  const SourceLocation limit_at =
-      options.time_limit_s
-          ? SourceLocation{problem.source, 0}
-          : SourceLocation{problem.source,
-                           problem.limits.line > 0 ? problem.limits.line : problem.run.line};
-  const std::string limit_name = options.time_limit_s ? "--time-limit" : "gurobi.time";
-  double limit_s = options.time_limit_s.value_or(static_cast<double>(problem.limits.time_limit_s));
-  if (!(limit_s >= 0))  // only the flag can be NaN: the file's time is an integer
-    throw InputError(
-        fmt::format("expected {} >= 0 seconds (0: none), found {}", limit_name, limit_s));
-  // A limit beyond a year stops nothing a search does; it is no limit (and keeps the deadline
-  // arithmetic of the clock in range).
-  constexpr double kLongestLimit = 365.0 * 24 * 3600;
-  if (limit_s > kLongestLimit) limit_s = 0;
+  const TimeLimit limit = time_limit(problem, options);
 
-  const std::vector<Layout> layouts = layouts_of(problem);
-
-  std::vector<ExecutionStyle> styles = options.styles;
-  if (styles.empty()) styles.push_back(problem.run.style);
-  const bool kernel_by_kernel =
-      std::find(styles.begin(), styles.end(), ExecutionStyle::KernelByKernel) != styles.end();
-  if (kernel_by_kernel && !graph.file_order_is_topological())
-    for (size_t e = 0; e < graph.edges().size(); ++e)
-      if (graph.edges()[e].from > graph.edges()[e].to)
-        throw InputError({problem.source, problem.edges[e].line},
-                         "connection " + std::to_string(problem.edges[e].id) +
-                             ": KERNEL_BY_KERNEL runs kernels in file order, but this connection "
-                             "goes from a later kernel to an earlier one");
+  SearchSpace space;
+  space.layouts = layouts_of(problem);
+  space.styles = options.styles;
+  if (space.styles.empty()) space.styles.push_back(problem.run.style);
+  const auto has_style = [&](ExecutionStyle style) {
+    return std::find(space.styles.begin(), space.styles.end(), style) != space.styles.end();
+  };
+  if (has_style(ExecutionStyle::KernelByKernel)) check_file_order(problem, graph);
+  const bool any_pinned = std::any_of(problem.kernels.begin(), problem.kernels.end(),
+                                      [](const DataflowKernel& k) { return k.config >= 0; });
   // Pins apply to DATAFLOW files only (a kernel-by-kernel file's configs are its own output).
-  bool all_pinned = problem.run.style == ExecutionStyle::Dataflow;
-  bool any_pinned = false;
-  for (const DataflowKernel& k : problem.kernels) {
-    all_pinned = all_pinned && k.config >= 0;
-    any_pinned = any_pinned || k.config >= 0;
-  }
+  const bool all_pinned = problem.run.style == ExecutionStyle::Dataflow &&
+                          std::all_of(problem.kernels.begin(), problem.kernels.end(),
+                                      [](const DataflowKernel& k) { return k.config >= 0; });
   if (problem.run.style == ExecutionStyle::Dataflow && any_pinned) check_pins(problem, graph);
   DataflowProblem unpinned;
   const DataflowProblem* scored_problem = &problem;
@@ -415,48 +580,25 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
   }
 
   SearchOutcome out;
-  std::vector<int64_t> tiles;
-  if (llm.tile_size > 0) {
-    tiles = {llm.tile_size};
-    out.tile_source = "tile_size in the file";
-  } else if (const auto t = tile_from_shards(problem)) {
-    tiles = {*t};
-    out.tile_source = "the file's stage-2 shard sizes";
-  } else {
-    tiles = divisors(llm.seq_len);
-    out.tile_source = "searched over the divisors of seq_len";
-  }
-
+  space.tiles = tiles_of(problem, out.tile_source);
   // Stage 1 when some kernel has no sharding and some layout splits tensors.
   bool unsharded = false;
   for (const DataflowKernel& k : problem.kernels)
     unsharded = unsharded || !k.sharding;
-  const bool any_tp =
-      std::any_of(layouts.begin(), layouts.end(), [](const Layout& l) { return l.tp > 1; });
-  out.sharding =
-      unsharded && any_tp ? choose_sharding(problem, graph, limit_s) : sharding_from_file(problem);
+  const bool any_tp = std::any_of(space.layouts.begin(), space.layouts.end(),
+                                  [](const Layout& l) { return l.tp > 1; });
+  out.sharding = unsharded && any_tp ? choose_sharding(problem, graph, limit.seconds)
+                                     : sharding_from_file(problem);
 
-  std::vector<std::vector<int64_t>> batches(layouts.size());
-  size_t candidates = 0;
-  for (size_t i = 0; i < layouts.size(); ++i) {
-    const int64_t per_replica = llm.global_batch / layouts[i].dp;
-    if (llm.micro_batch > 0) {
-      if (per_replica % llm.micro_batch == 0) batches[i] = {llm.micro_batch};
-    } else {
-      batches[i] = divisors(per_replica);
-    }
-    candidates += batches[i].size() * tiles.size() * styles.size();
-  }
-  if (candidates == 0)
+  count_candidates(space, llm);
+  if (space.candidates == 0)
     throw InputError(run_at, "micro_batch_size " + std::to_string(llm.micro_batch) +
                                  " does not divide global_batch_size / DP for any layout");
-  if (candidates > 10'000'000 && limit_s <= 0)
+  if (space.candidates > 10'000'000 && limit.seconds <= 0)
     diagnostics.warn(run_at, fmt::format("{} candidate mappings and no time limit: the search "
                                          "may take long (set gurobi.time or --time-limit)",
-                                         candidates));
-  const bool free_fusion =
-      std::find(styles.begin(), styles.end(), ExecutionStyle::Dataflow) != styles.end() &&
-      !all_pinned;
+                                         space.candidates));
+  const bool free_fusion = has_style(ExecutionStyle::Dataflow) && !all_pinned;
   // The fusion program keeps every contiguous run of kernels: n^2 of them per candidate.
   constexpr size_t kMostFusedKernels = 1024;
   if (free_fusion && problem.kernels.size() > kMostFusedKernels)
@@ -464,93 +606,31 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
                      fmt::format("DATAFLOW fusion of {} kernels: expected at most {} (the fusion "
                                  "program is quadratic in kernels; one layer has tens)",
                                  problem.kernels.size(), kMostFusedKernels));
-  out.searched = candidates > 1 || free_fusion || out.sharding.chosen;
+  out.searched = space.candidates > 1 || free_fusion || out.sharding.chosen;
   out.fusion_restricted = free_fusion;
 
   const Scorer scorer(*scored_problem, graph, out.sharding, options.model, all_pinned);
-  const int64_t wanted_threads = options.threads.value_or(problem.limits.threads);
-  const auto hardware = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-  const auto thread_count = static_cast<size_t>(
-      std::clamp<int64_t>(wanted_threads > 0 ? std::min(wanted_threads, hardware) : hardware, 1,
-                          static_cast<int64_t>(layouts.size())));
-  const auto deadline = limit_s > 0 ? start + std::chrono::duration_cast<Clock::duration>(
-                                                  std::chrono::duration<double>(limit_s))
-                                    : Clock::time_point::max();
+  SearchRun run = run_search(space, scorer, options, thread_count(problem, options, space), start,
+                             limit.seconds);
+  out.evaluated = run.evaluated;
+  out.fitting = run.fitting;
+  out.exhaustive = !run.timed_out;
 
-  std::atomic<size_t> next{0};
-  std::atomic<bool> timed_out{false};
-  std::mutex merge;
-  std::vector<Ranked> top;
-  const size_t keep = std::max<size_t>(options.top_k, 1);
-  const auto report = [&] {
-    double done = static_cast<double>(std::min(next.load(), layouts.size())) /
-                  static_cast<double>(layouts.size());
-    if (limit_s > 0)
-      done = std::max(done, std::chrono::duration<double>(Clock::now() - start).count() / limit_s);
-    options.progress(std::min(done, 1.0));
-  };
-  const auto work = [&](bool reporting) {
-    std::vector<Ranked> local;
-    int64_t evaluated = 0, fitting = 0;
-    for (size_t i = next++; i < layouts.size(); i = next++) {
-      if (reporting) report();
-      const Layout& l = layouts[i];
-      for (size_t b = 0; b < batches[i].size(); ++b) {
-        if (Clock::now() > deadline) {
-          timed_out = true;
-          break;
-        }
-        for (size_t s = 0; s < styles.size(); ++s) {
-          std::optional<RankedMapping> best;
-          for (const int64_t tile : tiles) {
-            ++evaluated;
-            auto scored = scorer.score(l.mapping(batches[i][b], tile, styles[s]));
-            if (!scored) continue;
-            ++fitting;
-            if (!best || scored->final_ns < best->final_ns) best = std::move(scored);
-          }
-          if (best) keep_best(local, {std::move(*best), {i, b, s}}, keep);
-        }
-      }
-    }
-    const std::lock_guard<std::mutex> lock(merge);
-    out.evaluated += evaluated;
-    out.fitting += fitting;
-    for (Ranked& r : local)
-      keep_best(top, std::move(r), keep);
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < thread_count; ++t)
-    pool.emplace_back(work, false);
-  work(static_cast<bool>(options.progress));
-  for (std::thread& t : pool)
-    t.join();
-  out.exhaustive = !timed_out;
-
-  if (top.empty()) {
-    if (timed_out)
-      throw InputError(limit_at, fmt::format("the search's time limit ({} {:g} s) ran out before "
+  if (run.top.empty()) {
+    if (run.timed_out)
+      throw InputError(limit.at, fmt::format("the search's time limit ({} {:g} s) ran out before "
                                              "any mapping was found; raise it",
-                                             limit_name, limit_s));
-    if (candidates != 1 || free_fusion)
+                                             limit.name, limit.seconds));
+    if (space.candidates != 1 || free_fusion)
       throw InputError(system_at, std::string("no mapping fits the system (SRAM, cores or DRAM "
                                               "capacity)") +
                                       (any_pinned && problem.run.style == ExecutionStyle::Dataflow
                                            ? " with the file's pinned configurations"
                                            : ""));
     // One fixed candidate that does not fit: evaluate it anyway, and say why DFModel would not.
-    size_t i = 0;
-    while (batches[i].empty())
-      ++i;
-    Mapping m = layouts[i].mapping(batches[i].front(), tiles.front(), styles.front());
-    const size_t n = problem.kernels.size();
-    for (size_t k = 0; k < n; ++k)
-      m.config.push_back(m.style == ExecutionStyle::KernelByKernel ? static_cast<int64_t>(k)
-                                                                   : problem.kernels[k].config);
-    m.config_count = static_cast<int64_t>(n);
-    top.push_back({{m, 0, 0}, {0, 0, 0}});
+    run.top.push_back(fixed_candidate(problem, space));
   }
-  for (const Ranked& r : top)
+  for (const Ranked& r : run.top)
     out.ranked.push_back(r.r);
   out.best =
       evaluate(*scored_problem, graph, out.sharding, out.ranked.front().mapping, options.model);
@@ -566,21 +646,7 @@ SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph
                                  out.best.final_ns / 1e9));
   std::erase_if(out.ranked, [&](const RankedMapping& r) { return !(r.final_ns < kClockNs); });
   compare_stage2_outputs(problem, out.best, diagnostics);
-  // One warning for the configurations (often every one, for the same reason), one for DRAM.
-  const auto& misfits = out.best.misfits;
-  const auto configs_end = std::find_if(misfits.begin(), misfits.end(), [](const std::string& why) {
-    return !why.starts_with("configuration");
-  });
-  const auto count = configs_end - misfits.begin();
-  if (count > 0)
-    diagnostics.warn(system_at, "the mapping does not fit, so DFModel's solver would reject it: " +
-                                    misfits.front() +
-                                    (count > 1 ? fmt::format(" (and {} more configurations of {})",
-                                                             count - 1, out.best.configs.size())
-                                               : ""));
-  for (auto it = configs_end; it != misfits.end(); ++it)
-    diagnostics.warn(system_at,
-                     "the mapping does not fit, so DFModel's solver would reject it: " + *it);
+  warn_misfits(out.best, system_at, diagnostics);
   return out;
 }
 

@@ -12,9 +12,8 @@ namespace orrery {
 
 struct ReaderOptions {
   // NeuSight tables (formats/neusight_table.h).
-  std::optional<int64_t> layers;         // transformer blocks of the model (--layers)
-  std::optional<double> backward_ratio;  // synthesized backward / forward time (default 2)
-  std::optional<DType> comm_dtype;       // element type of communication sizes (default fp32)
+  std::optional<int64_t> layers;    // transformer blocks of the model (--layers)
+  std::optional<DType> comm_dtype;  // element type of communication sizes (default fp32)
   // torchviz graphs (formats/torchviz_dot.h).
   std::string graph_config;  // side-car YAML path (--graph-config); empty: every default
   int64_t ep = 1;            // expert-parallel degree for experts.* parameters (--ep)

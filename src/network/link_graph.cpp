@@ -67,6 +67,133 @@ std::vector<Line> lines_of(std::vector<std::pair<int64_t, int64_t>> keyed, int64
   return lines;
 }
 
+// The members of one all-pairs exchange seen along one dimension of k positions (`below`
+// positions inside it): the lines of sources (by coordinates outside the dimension) and of
+// destinations (by coordinates inside it), and the dimension's first link.
+struct PairLines {
+  int64_t k = 0, below = 1;
+  LinkId base = 0;
+  std::vector<Line> sources, targets;
+  std::vector<double> u_dense, v_dense;  // the lines' dense counts
+
+  // The GPU (rank in the dimension's layout) at position x between a target and a source line.
+  int64_t gpu(const Line& lo, int64_t x, const Line& hi) const {
+    return lo.key + x * below + hi.key * below * k;
+  }
+  double u(const Line& hi, int64_t x) const { return u_dense[hi.dense + static_cast<size_t>(x)]; }
+  double v(const Line& lo, int64_t x) const { return v_dense[lo.dense + static_cast<size_t>(x)]; }
+};
+
+// A switch: every GPU's up port carries what it sends to other positions, its down port what it
+// receives from them.
+void add_switch_pairs(const PairLines& p, double bytes, std::vector<double>& load) {
+  for (const Line& lo : p.targets)
+    for (const Line& hi : p.sources) {
+      for (const auto& [a, u] : hi.at)  // up: a's sources to every other position
+        load[p.base + static_cast<LinkId>(2 * p.gpu(lo, a, hi))] +=
+            u * (lo.total - p.v(lo, a)) * bytes;
+      for (const auto& [b, v] : lo.at)  // down: b's destinations from every other one
+        load[p.base + static_cast<LinkId>(2 * p.gpu(lo, b, hi) + 1)] +=
+            v * (hi.total - p.u(hi, b)) * bytes;
+    }
+}
+
+// A full mesh: one link per ordered pair of positions.
+void add_mesh_pairs(const PairLines& p, double bytes, std::vector<double>& load) {
+  const int64_t k = p.k;
+  for (const Line& lo : p.targets)
+    for (const Line& hi : p.sources)
+      for (const auto& [a, u] : hi.at)
+        for (const auto& [b, v] : lo.at)
+          if (a != b)
+            load[p.base + static_cast<LinkId>(p.gpu(lo, a, hi) * (k - 1) + (b < a ? b : b - 1))] +=
+                u * v * bytes;
+}
+
+// A bidirectional ring: forward from a to destinations up to k/2 ahead (ties: even a), the rest
+// backward.
+void add_ring_pairs(const PairLines& p, double bytes, std::vector<double>& load) {
+  const int64_t k = p.k;
+  const auto at = [](int64_t x) { return static_cast<size_t>(x); };
+  const int64_t h_even = k / 2, h_odd = (k - 1) / 2;
+  const int64_t g_even = k - 1 - h_even, g_odd = k - 1 - h_odd;
+  std::vector<double> u(at(k)), v(at(k)), ur(at(k)), vr(at(k)), fwd(at(k)), back(at(k));
+  for (const Line& lo : p.targets)
+    for (const Line& hi : p.sources) {
+      for (int64_t x = 0; x < k; ++x) {
+        u[at(x)] = p.u(hi, x);
+        v[at(x)] = p.v(lo, x);
+        // Reflected (x -> -x): backward routes become forward ones, parities kept.
+        ur[at((k - x) % k)] = u[at(x)];
+        vr[at((k - x) % k)] = v[at(x)];
+      }
+      std::fill(fwd.begin(), fwd.end(), 0.0);
+      std::fill(back.begin(), back.end(), 0.0);
+      ring_line_loads(u, v, k, h_even, k % 2 ? h_even : h_odd, fwd);
+      ring_line_loads(ur, vr, k, k % 2 ? h_odd : g_even, k % 2 ? h_odd : g_odd, back);
+      for (int64_t x = 0; x < k; ++x) {
+        const int64_t g = p.gpu(lo, x, hi);
+        load[p.base + static_cast<LinkId>(2 * g)] += fwd[at(x)] * bytes;
+        // The backward link at x (x -> x - 1) is the reflected forward link at -x.
+        load[p.base + static_cast<LinkId>(2 * g + 1)] += back[at((k - x) % k)] * bytes;
+      }
+    }
+}
+
+// A fat-tree's leaves and spines, as add_fat_tree_pairs needs them: a leaf per (rail, pod of
+// per_leaf servers), its spine traffic kept in its spine-0 link (slot `up` onwards), and the rail
+// of each line of destinations.
+struct LeafTier {
+  int64_t rails = 1, per_leaf = 1, pods = 1, spines = 1;
+  LinkId up = 0;
+  std::vector<int64_t> rail;  // per PairLines::targets
+};
+
+// Members per pod of a line's positions, ascending by pod.
+std::vector<std::pair<int64_t, double>> per_pod(const Line& line, int64_t line_key, int64_t k,
+                                                int64_t per_leaf) {
+  std::vector<std::pair<int64_t, double>> pods;
+  for (const auto& [x, count] : line.at) {
+    const int64_t pod = (x + line_key * k) / per_leaf;
+    if (pods.empty() || pods.back().first != pod) pods.emplace_back(pod, 0.0);
+    pods.back().second += count;
+  }
+  return pods;
+}
+
+// A rail-optimized fat-tree: each GPU's NIC up and down as a switch port, and between pods each
+// pod's leaf sends what leaves it and receives what enters it.
+void add_fat_tree_pairs(const PairLines& p, const LeafTier& tier, double bytes,
+                        std::vector<double>& load) {
+  const int64_t k = p.k;
+  const auto count = [](const std::vector<std::pair<int64_t, double>>& list, int64_t pod) {
+    const auto it =
+        std::lower_bound(list.begin(), list.end(), std::pair<int64_t, double>{pod, -1.0});
+    return it != list.end() && it->first == pod ? it->second : 0.0;
+  };
+  for (size_t t = 0; t < p.targets.size(); ++t) {
+    const Line& lo = p.targets[t];
+    const int64_t rail = tier.rail[t];
+    for (const Line& hi : p.sources) {
+      const auto server = [&](int64_t x) { return x + hi.key * k; };
+      for (const auto& [a, u] : hi.at)
+        load[p.base + static_cast<LinkId>(2 * (server(a) * tier.rails + rail))] +=
+            u * (lo.total - p.v(lo, a)) * bytes;
+      for (const auto& [b, v] : lo.at)
+        load[p.base + static_cast<LinkId>(2 * (server(b) * tier.rails + rail) + 1)] +=
+            v * (hi.total - p.u(hi, b)) * bytes;
+      const auto out = per_pod(hi, hi.key, k, tier.per_leaf);
+      const auto in = per_pod(lo, hi.key, k, tier.per_leaf);
+      for (const auto& [pod, u] : out)
+        load[tier.up + static_cast<LinkId>(2 * ((rail * tier.pods + pod) * tier.spines))] +=
+            u * (lo.total - count(in, pod)) * bytes;
+      for (const auto& [pod, v] : in)
+        load[tier.up + static_cast<LinkId>(2 * ((rail * tier.pods + pod) * tier.spines) + 1)] +=
+            v * (hi.total - count(out, pod)) * bytes;
+    }
+  }
+}
+
 }  // namespace
 
 LinkGraph::LinkGraph(const Topology& topology, int64_t gpus) : topology_(topology), gpus_(gpus) {
@@ -345,107 +472,35 @@ void LinkGraph::add_all_pairs_load(std::span<const int64_t> members, double byte
       src[i] = {rank[i] / (below * k), coords[i][d]};
       dst[i] = {rank[i] % below, coords[i][d]};
     }
-    std::vector<double> u_dense, v_dense;
-    const std::vector<Line> sources = lines_of(std::move(src), k, u_dense);
-    const std::vector<Line> targets = lines_of(std::move(dst), k, v_dense);
-    const Family& f = family_[d];
-    const auto gpu = [&](const Line& lo, int64_t x, const Line& hi) {
-      return lo.key + x * below + hi.key * below * k;
-    };
+    PairLines lines;
+    lines.k = k;
+    lines.below = below;
+    lines.base = family_[d].base;
+    lines.sources = lines_of(std::move(src), k, lines.u_dense);
+    lines.targets = lines_of(std::move(dst), k, lines.v_dense);
     switch (topology_[d].kind) {
       case DimensionKind::Switch:
-        for (const Line& lo : targets)
-          for (const Line& hi : sources) {
-            for (const auto& [a, u] : hi.at)  // up: a's sources to every other position
-              load[f.base + static_cast<LinkId>(2 * gpu(lo, a, hi))] +=
-                  u * (lo.total - v_dense[lo.dense + static_cast<size_t>(a)]) * bytes;
-            for (const auto& [b, v] : lo.at)  // down: b's destinations from every other one
-              load[f.base + static_cast<LinkId>(2 * gpu(lo, b, hi) + 1)] +=
-                  v * (hi.total - u_dense[hi.dense + static_cast<size_t>(b)]) * bytes;
-          }
+        add_switch_pairs(lines, bytes, load);
         break;
       case DimensionKind::Mesh:
-        for (const Line& lo : targets)
-          for (const Line& hi : sources)
-            for (const auto& [a, u] : hi.at)
-              for (const auto& [b, v] : lo.at)
-                if (a != b)
-                  load[f.base + static_cast<LinkId>(gpu(lo, a, hi) * (k - 1) +
-                                                    (b < a ? b : b - 1))] += u * v * bytes;
+        add_mesh_pairs(lines, bytes, load);
         break;
-      case DimensionKind::Ring: {
-        // Forward from a: destinations up to k/2 ahead (ties: even a), the rest backward.
-        const int64_t h_even = k / 2, h_odd = (k - 1) / 2;
-        const int64_t g_even = k - 1 - h_even, g_odd = k - 1 - h_odd;
-        std::vector<double> u(static_cast<size_t>(k)), v(static_cast<size_t>(k)),
-            ur(static_cast<size_t>(k)), vr(static_cast<size_t>(k)), fwd(static_cast<size_t>(k)),
-            back(static_cast<size_t>(k));
-        for (const Line& lo : targets)
-          for (const Line& hi : sources) {
-            for (int64_t x = 0; x < k; ++x) {
-              u[static_cast<size_t>(x)] = u_dense[hi.dense + static_cast<size_t>(x)];
-              v[static_cast<size_t>(x)] = v_dense[lo.dense + static_cast<size_t>(x)];
-              // Reflected (x -> -x): backward routes become forward ones, parities kept.
-              ur[static_cast<size_t>((k - x) % k)] = u[static_cast<size_t>(x)];
-              vr[static_cast<size_t>((k - x) % k)] = v[static_cast<size_t>(x)];
-            }
-            std::fill(fwd.begin(), fwd.end(), 0.0);
-            std::fill(back.begin(), back.end(), 0.0);
-            ring_line_loads(u, v, k, h_even, k % 2 ? h_even : h_odd, fwd);
-            ring_line_loads(ur, vr, k, k % 2 ? h_odd : g_even, k % 2 ? h_odd : g_odd, back);
-            for (int64_t x = 0; x < k; ++x) {
-              const int64_t g = gpu(lo, x, hi);
-              load[f.base + static_cast<LinkId>(2 * g)] += fwd[static_cast<size_t>(x)] * bytes;
-              // The backward link at x (x -> x - 1) is the reflected forward link at -x.
-              load[f.base + static_cast<LinkId>(2 * g + 1)] +=
-                  back[static_cast<size_t>((k - x) % k)] * bytes;
-            }
-          }
+      case DimensionKind::Ring:
+        add_ring_pairs(lines, bytes, load);
         break;
-      }
       case DimensionKind::FatTree: {
-        const int64_t rails = topology_.rail_groups(d);
+        const Family& f = family_[d];
         const Dimension& dim = topology_[d];
-        const int64_t per_leaf = dim.servers_per_leaf > 0 ? dim.servers_per_leaf : f.servers;
-        const LinkId up = uplinks(d);
-        for (const Line& lo : targets) {
-          // The rail of the destinations' local position (routes cross on it, as PXN).
-          std::vector<int64_t> c = coords_of(lo.key);
-          const int64_t rail = rail_of(d, c);
-          for (const Line& hi : sources) {
-            const auto server = [&](int64_t x) { return x + hi.key * k; };
-            for (const auto& [a, u] : hi.at)
-              load[f.base + static_cast<LinkId>(2 * (server(a) * rails + rail))] +=
-                  u * (lo.total - v_dense[lo.dense + static_cast<size_t>(a)]) * bytes;
-            for (const auto& [b, v] : lo.at)
-              load[f.base + static_cast<LinkId>(2 * (server(b) * rails + rail) + 1)] +=
-                  v * (hi.total - u_dense[hi.dense + static_cast<size_t>(b)]) * bytes;
-            // Between pods: each pod's leaf sends what leaves it and receives what enters it.
-            std::vector<std::pair<int64_t, double>> out, in;  // (pod, members), ascending
-            for (const auto& [a, u] : hi.at) {
-              const int64_t pod = server(a) / per_leaf;
-              if (out.empty() || out.back().first != pod) out.emplace_back(pod, 0.0);
-              out.back().second += u;
-            }
-            for (const auto& [b, v] : lo.at) {
-              const int64_t pod = server(b) / per_leaf;
-              if (in.empty() || in.back().first != pod) in.emplace_back(pod, 0.0);
-              in.back().second += v;
-            }
-            const auto count = [](const std::vector<std::pair<int64_t, double>>& list,
-                                  int64_t pod) {
-              const auto it =
-                  std::lower_bound(list.begin(), list.end(), std::pair<int64_t, double>{pod, -1.0});
-              return it != list.end() && it->first == pod ? it->second : 0.0;
-            };
-            for (const auto& [pod, u] : out)
-              load[up + static_cast<LinkId>(2 * ((rail * f.pods + pod) * f.spines))] +=
-                  u * (lo.total - count(in, pod)) * bytes;
-            for (const auto& [pod, v] : in)
-              load[up + static_cast<LinkId>(2 * ((rail * f.pods + pod) * f.spines) + 1)] +=
-                  v * (hi.total - count(out, pod)) * bytes;
-          }
-        }
+        LeafTier tier;
+        tier.rails = topology_.rail_groups(d);
+        tier.per_leaf = dim.servers_per_leaf > 0 ? dim.servers_per_leaf : f.servers;
+        tier.pods = f.pods;
+        tier.spines = f.spines;
+        tier.up = uplinks(d);
+        // The rail of each line of destinations' local position (routes cross on it, as PXN).
+        for (const Line& lo : lines.targets)
+          tier.rail.push_back(rail_of(d, coords_of(lo.key)));
+        add_fat_tree_pairs(lines, tier, bytes, load);
         break;
       }
     }

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 #include "core/diagnostics.h"
@@ -12,6 +13,7 @@
 #include "models/training_workload.h"
 #include "scenario/training_metrics.h"
 #include "training/analytical_simulator.h"
+#include "training/backward_estimate.h"
 #include "training/compute_pricing.h"
 #include "training/event_simulator.h"
 #include "training/flow_simulator.h"
@@ -30,7 +32,7 @@ void warn_unused_options(const Scenario& s, const std::string& workload_format, 
       diagnostics.warn({}, flag + " applies to " + format + " workloads only; ignored");
   };
   unused(s.reader.layers.has_value(), "--layers", "neusight");
-  unused(s.reader.backward_ratio.has_value(), "--backward-ratio", "neusight");
+  unused(s.backward_ratio.has_value(), "--backward-ratio", "neusight");
   unused(s.reader.comm_dtype.has_value(), "--comm-dtype", "neusight");
   unused(!s.reader.graph_config.empty(), "--graph-config", "torchviz");
   unused(s.reader_ep.has_value(), "--ep", "torchviz");
@@ -143,13 +145,28 @@ Job model_job(const Scenario& s) {
   return job;
 }
 
-// A workload file read, sized and priced.
+// --backward-ratio, checked before any file is read: it is wrong whatever the file holds.
+double backward_ratio(const Scenario& s) {
+  const double ratio = s.backward_ratio.value_or(kDefaultBackwardRatio);
+  if (!(ratio > 0 && ratio <= kMaxBackwardRatio)) {
+    std::ostringstream text;
+    text << "--backward-ratio " << ratio
+         << ": expected a finite ratio of backward to forward time, above 0 and at most "
+         << kMaxBackwardRatio;
+    throw InputError(text.str());
+  }
+  return ratio;
+}
+
+// A workload file read, its missing backward times estimated, sized and priced.
 Job file_job(const Scenario& s, const std::string& path) {
   Job job;
   ReaderOptions reader = s.reader;
   reader.ep = s.reader_ep.value_or(1);
   reader.simai_compat = s.compat == "simai";
+  const double ratio = backward_ratio(s);
   job.workload = read_workload_file(path, s.format, reader, job.diagnostics);
+  estimate_backward(job.workload, ratio, job.diagnostics);
   warn_unused_options(s, job.workload.format, job.workload.graph.has_value(), job.diagnostics);
   set_world_size(s, job.workload, job.diagnostics);
   if (has_compute_demands(job.workload)) {

@@ -46,6 +46,9 @@ struct Scenario {
   std::optional<WorkloadFormat> format;
   ReaderOptions reader;
   std::optional<int64_t> reader_ep;  // --ep for torchviz (warned about for other formats)
+  // Backward / forward time assumed for a file that gives forward times only (NeuSight without
+  // is_train; training/backward_estimate.h): --backward-ratio, default 2.
+  std::optional<double> backward_ratio;
   std::optional<ModelScenario> model;
 
   Cluster cluster;

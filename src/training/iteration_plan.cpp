@@ -262,25 +262,12 @@ void plan_buckets(IterationPlan& plan, const Program& program, std::optional<Byt
   }
 }
 
-}  // namespace
-
-IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
-                             const SimulationOptions& options, Diagnostics& diagnostics,
-                             bool buckets) {
-  const SourceLocation header{workload.source, 1};
-  IterationPlan plan;
-  Parallelism& par = plan.parallelism;
-  par = workload.parallelism;
-  if (options.world_size) par.world_size = *options.world_size;
-  if (const std::string error = par.validation_error(); !error.empty())
-    throw InputError(header, "expected parallel degrees that fit together: " + error);
-  plan.overlap = options.overlap;
-  plan.compute_units = options.sm_contention ? cluster.gpu_compute_units : 0;
-
-  plan.schedule = options.schedule;
-  // The passes the program lists are what runs (the reader warns where ga says otherwise).
-  const int64_t m = static_cast<int64_t>(workload.program.micro_batches.size());
-  if (m > 0) par.micro_batches = m;
+// The schedule that runs: --schedule, or Megatron's choice (interleaved when vpp > 1 and every
+// stage has a micro-batch for each chunk step), falling back to 1f1b with a warning where the
+// interleaved schedule cannot run; and the model chunks per stage it runs.
+void choose_schedule(IterationPlan& plan, int64_t m, const SourceLocation& header,
+                     Diagnostics& diagnostics) {
+  const Parallelism& par = plan.parallelism;
   const std::string vs_stages =
       " (" + std::to_string(m) + " micro-batches, pp " + std::to_string(par.pp) + ")";
   if (plan.schedule == ScheduleKind::Auto) {
@@ -305,14 +292,16 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                                  " model chunks of a stage as one (vpp ignored)");
   }
   plan.chunks = plan.schedule == ScheduleKind::OneFOneB ? 1 : par.vpp;
+}
 
-  CommPricer pricer(par, cluster, options.placement.value_or(cluster.placement), options.algorithm,
-                    workload.source, diagnostics);
-  const Program& program = workload.program;
+// Each layer's phases with their collectives priced, and the iteration-level rows. A
+// weight-gradient collective of a data-parallel group is asynchronous inside a pass (with
+// overlap), and, in an iteration-level row, a parameter gather or a gradient reduction.
+void plan_layers(IterationPlan& plan, const Program& program, const SimulationOptions& options,
+                 CommPricer& pricer) {
   const auto iteration_level = [&](size_t i) {
     return in_range(program.before, i) || in_range(program.after, i);
   };
-
   plan.layers.resize(program.layers.size());
   for (size_t i = 0; i < program.layers.size(); ++i) {
     const Layer& layer = program.layers[i];
@@ -347,7 +336,12 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
     }
     if (iteration_level(i)) plan.iteration_layers.push_back(i);
   }
+}
 
+// The stage sets and each pass's layers per model chunk: as listed when a pass lists one chunk,
+// else split by work (every chunk holding at least one layer).
+void plan_chunks(IterationPlan& plan, const Program& program, const SourceLocation& header) {
+  const Parallelism& par = plan.parallelism;
   plan.pass_per_model_chunk = program.pass_per_model_chunk;
   plan.stage_sets = program.stage_sets;
   for (const auto& set : plan.stage_sets)
@@ -373,8 +367,12 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                                    "): every model chunk holds at least one layer");
     plan.chunk_layers.push_back(split_into_chunks(program, pass, plan.chunks));
   }
+}
 
-  // Activation recompute: the forward re-runs from the nearest checkpoint up to the trigger.
+// Activation recompute: the forward re-runs from the nearest checkpoint up to the trigger.
+void plan_recompute(IterationPlan& plan, const Workload& workload, const SourceLocation& header,
+                    Diagnostics& diagnostics) {
+  const Program& program = workload.program;
   for (const int64_t trigger : workload.recompute.triggers) {
     const auto t = static_cast<size_t>(trigger);
     const auto pass = std::find_if(program.micro_batches.begin(), program.micro_batches.end(),
@@ -392,40 +390,79 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
     for (size_t k = *checkpoint; k < t; ++k)
       plan.layers[t].recompute.push_back(k);
   }
+}
 
-  // The stage programs hold a task per phase and collective of every layer run, per stage; past
-  // kMaxStageTasks they would take gigabytes and minutes, which the closed form avoids.
+// The stage programs hold a task per phase and collective of every layer run, per stage; past
+// kMaxStageTasks they would take gigabytes and minutes, which the closed form avoids.
+void check_stage_tasks(const IterationPlan& plan, int64_t m, const SourceLocation& header) {
+  const int64_t pp = plan.parallelism.pp;
   double tasks = 0;
   for (const auto& pass : plan.chunk_layers)
     for (const auto& chunk : pass)
       for (const size_t l : chunk)
         tasks += 6.0 + 2.0 * static_cast<double>(plan.layers[l].recompute.size());
-  tasks = (tasks + 2.0 * static_cast<double>(m * plan.chunks)) * static_cast<double>(par.pp);
+  tasks = (tasks + 2.0 * static_cast<double>(m * plan.chunks)) * static_cast<double>(pp);
   if (tasks > static_cast<double>(kMaxStageTasks))
     throw InputError(header, "expected a workload the pipeline simulation can hold: about " +
                                  std::to_string(static_cast<int64_t>(tasks / 1e6)) +
-                                 " million tasks (pp " + std::to_string(par.pp) + " x " +
+                                 " million tasks (pp " + std::to_string(pp) + " x " +
                                  std::to_string(m) +
                                  " micro-batches x the layers of a pass) exceed the " +
                                  std::to_string(kMaxStageTasks / 1'000'000) +
                                  " million it takes; --mode analytical takes any size");
+}
+
+// Stage-to-stage transfers (pp > 1): the file's bytes or an estimate, priced point to point, plus
+// the receiving tensor group's all-gather when stages exchange 1/tp shares.
+void plan_transfers(IterationPlan& plan, const Workload& workload, CommPricer& pricer,
+                    Diagnostics& diagnostics) {
+  const Parallelism& par = plan.parallelism;
+  plan.transfer_bytes = workload.stage_boundary_bytes.value_or(0);
+  if (plan.transfer_bytes == 0)
+    plan.transfer_bytes = estimate_transfer_bytes(workload, diagnostics);
+  plan.transfer = pricer.transfer(plan.transfer_bytes);
+  if (workload.stage_boundary_gathered && par.tp > 1)
+    plan.transfer +=
+        pricer.price(CollectiveKind::AllGather, CommGroup::Tensor, plan.transfer_bytes * par.tp)
+            .time;
+  plan.blocking_p2p = workload.blocking_p2p;
+  plan.transfer_across_servers = pricer.transfer_across_servers();
+}
+
+}  // namespace
+
+IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
+                             const SimulationOptions& options, Diagnostics& diagnostics,
+                             bool buckets) {
+  const SourceLocation header{workload.source, 1};
+  IterationPlan plan;
+  Parallelism& par = plan.parallelism;
+  par = workload.parallelism;
+  if (options.world_size) par.world_size = *options.world_size;
+  if (const std::string error = par.validation_error(); !error.empty())
+    throw InputError(header, "expected parallel degrees that fit together: " + error);
+  plan.overlap = options.overlap;
+  plan.compute_units = options.sm_contention ? cluster.gpu_compute_units : 0;
+
+  plan.schedule = options.schedule;
+  // The passes the program lists are what runs (the reader warns where ga says otherwise).
+  const int64_t m = static_cast<int64_t>(workload.program.micro_batches.size());
+  if (m > 0) par.micro_batches = m;
+  choose_schedule(plan, m, header, diagnostics);
+
+  CommPricer pricer(par, cluster, options.placement.value_or(cluster.placement), options.algorithm,
+                    workload.source, diagnostics);
+  const Program& program = workload.program;
+  plan_layers(plan, program, options, pricer);
+  plan_chunks(plan, program, header);
+  plan_recompute(plan, workload, header, diagnostics);
+  check_stage_tasks(plan, m, header);
 
   // Gradient buckets over the last micro-batch's backward, by weight-gradient compute.
   if (buckets && options.overlap && !program.micro_batches.empty())
     plan_buckets(plan, program, workload.gradient_bucket_bytes, pricer);
 
-  if (par.pp > 1) {
-    plan.transfer_bytes = workload.stage_boundary_bytes.value_or(0);
-    if (plan.transfer_bytes == 0)
-      plan.transfer_bytes = estimate_transfer_bytes(workload, diagnostics);
-    plan.transfer = pricer.transfer(plan.transfer_bytes);
-    if (workload.stage_boundary_gathered && par.tp > 1)
-      plan.transfer +=
-          pricer.price(CollectiveKind::AllGather, CommGroup::Tensor, plan.transfer_bytes * par.tp)
-              .time;
-    plan.blocking_p2p = workload.blocking_p2p;
-    plan.transfer_across_servers = pricer.transfer_across_servers();
-  }
+  if (par.pp > 1) plan_transfers(plan, workload, pricer, diagnostics);
   return plan;
 }
 

@@ -3,6 +3,7 @@
 // task graph of every rank.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,14 @@ namespace orrery {
 struct Recompute {
   std::vector<int64_t> checkpoints;
   std::vector<int64_t> triggers;
+};
+
+// A file that gives forward times only (a NeuSight table run without is_train): every backward
+// time is left 0 and estimated where timing is decided (training/backward_estimate.h).
+// `parameter_layers`: indices into Program::layers of the layers that own parameters, so that
+// their backward has a weight gradient.
+struct ForwardTimesOnly {
+  std::vector<size_t> parameter_layers;
 };
 
 struct Workload {
@@ -51,6 +60,7 @@ struct Workload {
   // is then empty; docs/chakra.md).
   std::optional<GraphProgram> graph;
   std::optional<ModelSummary> model;  // from model-level formats
+  std::optional<ForwardTimesOnly> forward_times_only;
 };
 
 }  // namespace orrery

@@ -453,6 +453,39 @@ TEST(Neusight, Gpt2LargeDataParallel) {
   EXPECT_NE(w.out.find("--graph-config applies to torchviz workloads only"), std::string::npos);
 }
 
+// The backward of a table with forward times only is an assumption of the run, not of the reader:
+// the summary says so and names the ratio; --backward-ratio changes it.
+TEST(Neusight, AssumedBackwardRatioIsNamedInTheOutput) {
+  CliRun r = orrery("simulate " + kSeed002 + " --dp 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("backward times are assumed to be 2 x forward, a ratio the file does not "
+                       "give (--backward-ratio)"),
+            std::string::npos)
+      << r.out;
+  r = orrery("simulate " + kSeed002 + " --dp 1 --backward-ratio 1.5 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("assumed to be 1.5 x forward"), std::string::npos) << r.out;
+}
+
+// A table whose compute, once its backward is estimated, cannot fit an iteration is refused in
+// one line naming the file and the row, whatever the ratio.
+TEST(Neusight, OversizedTableIsRefusedInOneLine) {
+  TempDir dir;
+  const fs::path table = dir.path() / "big.txt";
+  std::ofstream(table) << read_file(kSeed002).substr(0, read_file(kSeed002).find('\n') + 1)
+                       << "transformer_h_0_ln_1\t3600000\tNone\t0\t0\tNone\t0\t0\tNone\t0\t0\n";
+  for (const std::string flags : {"--layers 300", "--layers 100 --backward-ratio 100"}) {
+    const CliRun r = orrery("simulate " + table.string() + " " + flags);
+    EXPECT_EQ(r.status, 2) << flags;
+    EXPECT_EQ(r.err.rfind("orrery: " + table.string() +
+                              ":2: expected at most 1e9 ms (11.6 days) of compute per iteration",
+                          0),
+              0u)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 }  // namespace
 
 namespace {
