@@ -48,7 +48,8 @@ void BM_ExploreAnalyticalPlanGpt3On1024(benchmark::State& state) {
   point.plan.distributed_optimizer = true;
   point.plan.zero = 1;
   for (auto _ : state)
-    benchmark::DoNotOptimize(evaluate_point(r.spec, r.gbs, point, r.clusters[0], "analytical"));
+    benchmark::DoNotOptimize(
+        evaluate_point(r.spec, r.gbs, point, r.clusters[0], SimulationMode::Analytical));
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ExploreAnalyticalPlanGpt3On1024)->Unit(benchmark::kMicrosecond);

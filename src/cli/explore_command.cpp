@@ -61,7 +61,7 @@ explore::SearchRequest search_request(const ExploreArgs& a) {
   r.objective = explore::parse_objective(a.objective);
   r.top = static_cast<size_t>(a.top);
   r.recheck = static_cast<size_t>(a.recheck.value_or(a.top));
-  r.rank_by = a.rank_by;
+  r.rank_by = *parse_simulation_mode(a.rank_by);
   r.threads = static_cast<int>(a.threads);
   return r;
 }
@@ -119,8 +119,8 @@ nlohmann::json point_json(const explore::RankedPoint& p, const explore::SearchRe
                       {"sequence_parallel", plan.sequence_parallel},
                       {"distributed_optimizer", plan.distributed_optimizer},
                       {"zero", plan.zero}};
-  j[r.rank_by] = figures_json(p.figures);
-  if (p.event && r.rank_by != "event") j["event"] = figures_json(*p.event);
+  j[std::string(to_string(r.rank_by))] = figures_json(p.figures);
+  if (p.event && r.rank_by != SimulationMode::Event) j["event"] = figures_json(*p.event);
   return j;
 }
 
@@ -130,7 +130,7 @@ nlohmann::json result_json(const explore::SearchRequest& r, const explore::Searc
     pruned[explore::rule_name(explore::kPruneRules[i])] = s.counts.pruned[i];
   nlohmann::json j = {{"model", r.spec.name},
                       {"objective", explore::objective_name(r.objective)},
-                      {"rank_by", r.rank_by},
+                      {"rank_by", to_string(r.rank_by)},
                       {"space", s.counts.space},
                       {"pruned", pruned},
                       {"evaluated", s.counts.evaluated},
@@ -159,7 +159,7 @@ void print_text(const explore::SearchRequest& r, const explore::SearchResult& s)
                              c.pruned[i]);
   std::cout << fmt::format(
       "\nEvaluated {} in {} mode ({} failed, {} from the database) in {:.2f} s", c.evaluated,
-      r.rank_by, c.failed, c.reused, s.seconds);
+      to_string(r.rank_by), c.failed, c.reused, s.seconds);
   if (s.seconds > 0 && c.evaluated > 0)
     std::cout << fmt::format(" ({:.0f} plans/s on {} thread{})",
                              static_cast<double>(c.evaluated) / s.seconds, r.threads,
@@ -167,12 +167,12 @@ void print_text(const explore::SearchRequest& r, const explore::SearchResult& s)
   std::cout << "\n";
   if (!s.first_error.empty()) std::cout << "First failure: " << s.first_error << "\n";
   std::cout << fmt::format("\nBest {} by {} ({} ranking{}):\n", s.best.size(),
-                           explore::objective_name(r.objective), r.rank_by,
+                           explore::objective_name(r.objective), to_string(r.rank_by),
                            c.rechecked ? ", event-mode recheck orders the re-checked" : "");
   std::cout << fmt::format(
       "  {:>3}  {:<24} {:>5}  {:<56} {:>10} {:>10} {:>11} {:>6} {:>8} {:>9} {:>8}\n", "#",
-      "cluster", "gpus", "plan", r.rank_by + " s", "event s", "tokens/s", "MFU", "GiB/GPU",
-      "$/Mtoken", "J/token");
+      "cluster", "gpus", "plan", std::string(to_string(r.rank_by)) + " s", "event s", "tokens/s",
+      "MFU", "GiB/GPU", "$/Mtoken", "J/token");
   const auto row = [&](size_t i, const explore::RankedPoint& p) {
     const explore::ClusterChoice& choice = r.clusters[p.point.cluster];
     const explore::PointFigures& f = p.event ? *p.event : p.figures;
@@ -186,7 +186,8 @@ void print_text(const explore::SearchRequest& r, const explore::SearchResult& s)
   for (size_t i = 0; i < s.best.size(); ++i)
     row(i + 1, s.best[i]);
   if (!s.pareto.empty()) {
-    std::cout << fmt::format("\nPareto front, iteration time vs cost ({} mode):\n", r.rank_by);
+    std::cout << fmt::format("\nPareto front, iteration time vs cost ({} mode):\n",
+                             to_string(r.rank_by));
     for (size_t i = 0; i < s.pareto.size(); ++i)
       row(i + 1, s.pareto[i]);
   }

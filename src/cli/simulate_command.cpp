@@ -189,7 +189,7 @@ int run_simulate(const SimulateArgs& a) {
   scenario.device = a.device;
   scenario.dp = a.dp;
   if (!scenario.model) scenario.gpus = a.gpus;
-  scenario.mode = a.mode;
+  if (!a.mode.empty()) scenario.mode = parse_simulation_mode(a.mode);
   scenario.compat = simai ? "simai" : a.compat;
   scenario.simai = {a.dp_overlap, a.tp_overlap, a.ep_overlap, a.pp_overlap};
   scenario.simai_busbw = a.busbw;

@@ -8,7 +8,7 @@
 namespace orrery::explore {
 
 Evaluation evaluate_point(const ModelSpec& spec, int64_t gbs, const PlanPoint& point,
-                          const ClusterChoice& choice, const std::string& mode) {
+                          const ClusterChoice& choice, SimulationMode mode) {
   Scenario s;
   s.cluster = choice.cluster;
   s.device = choice.device;

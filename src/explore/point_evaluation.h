@@ -14,6 +14,7 @@
 
 #include "explore/plan_point.h"
 #include "models/model_spec.h"
+#include "training/simulation_mode.h"
 
 namespace orrery::explore {
 
@@ -32,8 +33,8 @@ struct Evaluation {
   std::string error;
 };
 
-// `mode` is "analytical" or "event".
+// `mode`: analytical or event.
 Evaluation evaluate_point(const ModelSpec& spec, int64_t gbs, const PlanPoint& point,
-                          const ClusterChoice& choice, const std::string& mode);
+                          const ClusterChoice& choice, SimulationMode mode);
 
 }  // namespace orrery::explore

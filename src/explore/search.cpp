@@ -104,7 +104,7 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution
     done[i] = stored.contains(point_key(survivors[i], r.clusters[survivors[i].cluster]));
   if (distribution) distribution->share_done(done);
 
-  TopK top(r.objective, std::max(r.top, r.rank_by == "event" ? 0 : r.recheck));
+  TopK top(r.objective, std::max(r.top, r.rank_by == SimulationMode::Event ? 0 : r.recheck));
   ParetoFront pareto;
   std::mutex sink;
   const auto take = [&](size_t index, const Evaluation& e) {
@@ -113,7 +113,7 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution
       ++counts.evaluated;
       if (store)
         store->add(point_key(point, r.clusters[point.cluster]), point, r.clusters[point.cluster],
-                   r.rank_by, e);
+                   std::string(to_string(r.rank_by)), e);
     }
     if (!e.figures) {
       ++counts.failed;
@@ -168,12 +168,12 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution
 
   out.best = top.best();
   out.pareto = pareto.front();
-  if (r.rank_by == "analytical") {
+  if (r.rank_by == SimulationMode::Analytical) {
     const size_t n = std::min(r.recheck, out.best.size());
     parallel_for(n, r.threads, [&](size_t i) {
       RankedPoint& p = out.best[i];
       const ClusterChoice& choice = r.clusters[p.point.cluster];
-      const Evaluation e = evaluate_point(r.spec, r.gbs, p.point, choice, "event");
+      const Evaluation e = evaluate_point(r.spec, r.gbs, p.point, choice, SimulationMode::Event);
       const std::lock_guard lock(sink);
       ++counts.rechecked;
       if (!e.figures) return;

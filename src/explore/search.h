@@ -16,6 +16,7 @@
 #include "explore/result_store.h"
 #include "explore/search_space.h"
 #include "models/model_spec.h"
+#include "training/simulation_mode.h"
 
 namespace orrery::explore {
 
@@ -27,8 +28,8 @@ struct SearchRequest {
   std::vector<ClusterChoice> clusters;
   Objective objective = Objective::Time;
   size_t top = 10;
-  size_t recheck = 10;                 // of the best, re-checked in event mode
-  std::string rank_by = "analytical";  // or "event"
+  size_t recheck = 10;                                  // of the best, re-checked in event mode
+  SimulationMode rank_by = SimulationMode::Analytical;  // or Event
   int threads = 1;
   // Called with the fraction of this process's evaluations done, from whichever thread finished
   // one (under a lock); empty: no progress reported.

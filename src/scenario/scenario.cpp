@@ -254,17 +254,18 @@ Prediction predict(const Scenario& s) {
   }
   const bool several = jobs.size() > 1;
   const bool simai = s.compat == "simai";
-  const std::string mode = !s.mode.empty() ? s.mode : simai ? "analytical" : "event";
+  const SimulationMode mode =
+      s.mode.value_or(simai ? SimulationMode::Analytical : SimulationMode::Event);
   if (!simai && (s.simai.dp || s.simai.tp || s.simai.ep || s.simai.pp))
     diagnostics.warn({},
                      "--dp/--tp/--ep/--pp-overlap are SimAI's ratios; they apply only with "
                      "--compat simai (the event mode models overlap itself; see --no-overlap)");
   if (several && simai) throw InputError("several workloads: --compat takes one workload");
   for (const Job& job : jobs)
-    if (job.workload.graph && (mode == "analytical" || simai || several))
+    if (job.workload.graph && (mode == SimulationMode::Analytical || simai || several))
       throw InputError({job.workload.source, 0},
-                       "a Chakra trace runs alone, in event or flow mode (not with --mode " + mode +
-                           (simai ? " --compat simai" : "") +
+                       "a Chakra trace runs alone, in event or flow mode (not with --mode " +
+                           std::string(to_string(mode)) + (simai ? " --compat simai" : "") +
                            (several ? " and other workloads" : "") + ")");
 
   if (simai) {
@@ -272,7 +273,7 @@ Prediction predict(const Scenario& s) {
     if (workload.format != "simai")
       throw InputError("--compat simai reproduces SimAI on SimAI workloads; this one is " +
                        workload.format);
-    if (mode != "analytical")
+    if (mode != SimulationMode::Analytical)
       throw InputError("--compat simai reproduces SimAI's analytical mode; use --mode analytical");
     if (workload.policy == "DATA")
       throw InputError(
@@ -302,10 +303,10 @@ Prediction predict(const Scenario& s) {
   } else {
     SimulationOptions options = s.options;
     if (!s.model) options.world_size = s.gpus;
-    if (mode == "flow" && jobs.front().workload.graph) {
+    if (mode == SimulationMode::Flow && jobs.front().workload.graph) {
       out.results.push_back(simulate_task_graph_flows(jobs.front().workload, s.cluster, options,
                                                       jobs.front().diagnostics));
-    } else if (mode == "flow") {
+    } else if (mode == SimulationMode::Flow) {
       std::vector<const Workload*> workloads;
       std::vector<Diagnostics*> sinks;
       for (Job& job : jobs) {
@@ -315,11 +316,11 @@ Prediction predict(const Scenario& s) {
       out.results = FlowSimulator().simulate_jobs(workloads, s.cluster, options, sinks);
     } else {
       if (several)
-        diagnostics.warn({}, "several workloads in " + mode +
+        diagnostics.warn({}, "several workloads in " + std::string(to_string(mode)) +
                                  " mode run independently; only --mode flow makes them share the "
                                  "network");
       std::unique_ptr<Simulator> simulator;
-      if (mode == "event")
+      if (mode == SimulationMode::Event)
         simulator = std::make_unique<EventSimulator>();
       else
         simulator = std::make_unique<AnalyticalSimulator>();

@@ -18,6 +18,7 @@
 #include "models/model_spec.h"
 #include "models/parallel_plan.h"
 #include "models/training_workload.h"
+#include "training/simulation_mode.h"
 #include "training/simulation_options.h"
 #include "workload/result.h"
 #include "workload/workload.h"
@@ -59,7 +60,8 @@ struct Scenario {
   std::optional<int64_t> dp;    // world = dp x tp x pp for file workloads
   std::optional<int64_t> gpus;  // world size override for file workloads
 
-  std::string mode;    // event, flow or analytical; empty: event (analytical with compat)
+  // Empty: event (analytical with --compat simai).
+  std::optional<SimulationMode> mode;
   std::string compat;  // "simai" or empty
   SimaiRatios simai;
   std::string simai_busbw;  // SimAI's -busbw file (--compat simai)

@@ -4,12 +4,13 @@ namespace orrery {
 namespace {
 
 // The error of each kind of prediction measured in docs/validation.md, by device family.
-std::string error_band(const Device& device, const std::string& mode, bool moe) {
+std::string error_band(const Device& device, SimulationMode mode, bool moe) {
   const std::string name = device.name;
   const bool a100 = name.rfind("A100", 0) == 0;
   const bool h100 = name.rfind("H100", 0) == 0;
-  if (mode != "event")
-    return "not validated in " + mode + " mode (docs/validation.md validates the event mode)";
+  if (mode != SimulationMode::Event)
+    return "not validated in " + std::string(to_string(mode)) +
+           " mode (docs/validation.md validates the event mode)";
   if (moe) return "not validated: no MoE run is in docs/validation.md (dense models only)";
   if (a100)
     return "A100, event mode: 7.2 % mean error on Megatron's Table 5 runs, every one too fast "
@@ -24,7 +25,7 @@ std::string error_band(const Device& device, const std::string& mode, bool moe) 
 
 TrainingFigures training_figures(const TrainingWorkload& workload, const ModelScenario& model,
                                  const Device& device, const Cluster& cluster, const Result& result,
-                                 const std::string& mode) {
+                                 SimulationMode mode) {
   TrainingFigures f;
   const double seconds = result.iteration_time.seconds();
   const auto gpus = static_cast<double>(result.parallelism.world_size);

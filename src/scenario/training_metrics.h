@@ -17,12 +17,13 @@
 #include "hardware/device.h"
 #include "models/training_workload.h"
 #include "scenario/scenario.h"
+#include "training/simulation_mode.h"
 #include "workload/result.h"
 
 namespace orrery {
 
 TrainingFigures training_figures(const TrainingWorkload& workload, const ModelScenario& model,
                                  const Device& device, const Cluster& cluster, const Result& result,
-                                 const std::string& mode);
+                                 SimulationMode mode);
 
 }  // namespace orrery

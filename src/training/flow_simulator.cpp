@@ -427,7 +427,7 @@ Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& 
     j.index.emplace_back(p, j.programs.transfer_keys);
   j.offset = offset;
   const Parallelism& par = j.plan.parallelism;
-  const std::vector<std::string> order = rank_order(options.placement.value_or(cluster.placement));
+  const std::vector<TrainingAxis> order = rank_order(options.placement.value_or(cluster.placement));
   const std::vector<ParallelAxis> axes = parallel_axes(par, order);
   j.placement.emplace(axes, cluster.network);
   int64_t stride = 1;

@@ -23,7 +23,8 @@ class RankLayout {
       stride *= a.size;
     }
     world_ = stride;
-    pp_ = static_cast<size_t>(std::find(order_.begin(), order_.end(), "pp") - order_.begin());
+    pp_ = static_cast<size_t>(std::find(order_.begin(), order_.end(), TrainingAxis::Pp) -
+                              order_.begin());
   }
 
   int64_t world() const { return world_; }
@@ -56,7 +57,7 @@ class RankLayout {
   }
 
  private:
-  std::vector<std::string> order_;
+  std::vector<TrainingAxis> order_;
   std::vector<ParallelAxis> axes_;
   std::vector<int64_t> strides_;
   int64_t world_ = 1;

@@ -54,7 +54,7 @@ class CommPricer {
         algorithm_(algorithm),
         source_(source),
         diagnostics_(diagnostics) {
-    const std::vector<std::string> order = rank_order(placement);
+    const std::vector<TrainingAxis> order = rank_order(placement);
     for (const CommGroup group : kGroups)
       members_[group] = group_axes(group, order);
     try {

@@ -2,46 +2,85 @@
 
 #include <algorithm>
 
+#include "core/diagnostics.h"
+
 namespace orrery {
 
-std::vector<std::string> rank_order(const std::vector<std::string>& placement) {
-  std::vector<std::string> order;
+std::string_view to_string(TrainingAxis axis) {
+  switch (axis) {
+    case TrainingAxis::Tp:
+      return "tp";
+    case TrainingAxis::Cp:
+      return "cp";
+    case TrainingAxis::Ep:
+      return "ep";
+    case TrainingAxis::Dp:
+      return "dp";
+    case TrainingAxis::Pp:
+      return "pp";
+  }
+  return "?";
+}
+
+std::vector<TrainingAxis> rank_order(const std::vector<std::string>& placement) {
+  std::vector<TrainingAxis> order;
   for (const std::string& name : placement) {
-    order.push_back(name);
-    if (name == "tp") order.emplace_back("cp");
+    if (name == "tp") {
+      order.push_back(TrainingAxis::Tp);
+      order.push_back(TrainingAxis::Cp);
+    } else if (name == "ep") {
+      order.push_back(TrainingAxis::Ep);
+    } else if (name == "dp") {
+      order.push_back(TrainingAxis::Dp);
+    } else if (name == "pp") {
+      order.push_back(TrainingAxis::Pp);
+    } else {
+      throw InputError("placement: expected the axes tp, ep, dp and pp, found '" + name + "'");
+    }
   }
   return order;
 }
 
 std::vector<ParallelAxis> parallel_axes(const Parallelism& par,
-                                        const std::vector<std::string>& order) {
+                                        const std::vector<TrainingAxis>& order) {
+  const auto size = [&](TrainingAxis axis) {
+    switch (axis) {
+      case TrainingAxis::Tp:
+        return par.tp;
+      case TrainingAxis::Cp:
+        return par.cp;
+      case TrainingAxis::Ep:
+        return par.ep;
+      case TrainingAxis::Dp:
+        return par.expert_dp();
+      case TrainingAxis::Pp:
+        return par.pp;
+    }
+    return int64_t{1};
+  };
   std::vector<ParallelAxis> axes;
-  for (const std::string& name : order)
-    axes.push_back({name, name == "tp"   ? par.tp
-                          : name == "cp" ? par.cp
-                          : name == "ep" ? par.ep
-                          : name == "pp" ? par.pp
-                                         : par.expert_dp()});
+  for (const TrainingAxis axis : order)
+    axes.push_back({std::string(to_string(axis)), size(axis)});
   return axes;
 }
 
-std::vector<size_t> group_axes(CommGroup group, const std::vector<std::string>& order) {
-  const auto axis = [&](const char* name) {
-    return static_cast<size_t>(std::find(order.begin(), order.end(), name) - order.begin());
+std::vector<size_t> group_axes(CommGroup group, const std::vector<TrainingAxis>& order) {
+  const auto at = [&](TrainingAxis axis) {
+    return static_cast<size_t>(std::find(order.begin(), order.end(), axis) - order.begin());
   };
   switch (group) {
     case CommGroup::Tensor:
-      return {axis("tp")};
+      return {at(TrainingAxis::Tp)};
     case CommGroup::Context:
-      return {axis("cp")};
+      return {at(TrainingAxis::Cp)};
     case CommGroup::Expert:
-      return {axis("ep")};
+      return {at(TrainingAxis::Ep)};
     case CommGroup::Data:
-      return {axis("cp"), axis("ep"), axis("dp")};
+      return {at(TrainingAxis::Cp), at(TrainingAxis::Ep), at(TrainingAxis::Dp)};
     case CommGroup::ExpertData:
-      return {axis("cp"), axis("dp")};
+      return {at(TrainingAxis::Cp), at(TrainingAxis::Dp)};
     case CommGroup::Pipeline:
-      return {axis("pp")};
+      return {at(TrainingAxis::Pp)};
   }
   return {};
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "network/rank_placement.h"
@@ -15,14 +16,19 @@
 
 namespace orrery {
 
-// The placement's axis names with "cp" inserted after "tp".
-std::vector<std::string> rank_order(const std::vector<std::string>& placement);
+enum class TrainingAxis { Tp, Cp, Ep, Dp, Pp };
 
-// The axes of `order` (from rank_order) with their sizes for `par`.
+std::string_view to_string(TrainingAxis axis);  // "tp", "cp", "ep", "dp", "pp"
+
+// The placement's axes with cp inserted after tp. Throws InputError for a name other than tp, ep,
+// dp and pp (placements are checked when read, so this guards the callers that skip that).
+std::vector<TrainingAxis> rank_order(const std::vector<std::string>& placement);
+
+// The axes of `order` (from rank_order) with their names and sizes for `par`.
 std::vector<ParallelAxis> parallel_axes(const Parallelism& par,
-                                        const std::vector<std::string>& order);
+                                        const std::vector<TrainingAxis>& order);
 
 // Indices into `order` of the axes `group` spans.
-std::vector<size_t> group_axes(CommGroup group, const std::vector<std::string>& order);
+std::vector<size_t> group_axes(CommGroup group, const std::vector<TrainingAxis>& order);
 
 }  // namespace orrery

@@ -154,7 +154,8 @@ std::vector<Comparison> compare_with_best(const std::vector<Published>& rows) {
     published.plan = p.plan;
     published.plan.dp = r.clusters[0].gpus / (p.plan.tp * p.plan.pp * p.plan.cp);
     published.plan.micro_batches = r.gbs / (p.plan.micro_batch * published.plan.dp);
-    const Evaluation e = evaluate_point(r.spec, r.gbs, published, r.clusters[0], "event");
+    const Evaluation e =
+        evaluate_point(r.spec, r.gbs, published, r.clusters[0], SimulationMode::Event);
     EXPECT_TRUE(e.figures && !s.best.empty() && s.best[0].event) << r.spec.name << e.error;
     if (!e.figures || s.best.empty() || !s.best[0].event) continue;
     Comparison& c = out.emplace_back();

@@ -106,10 +106,10 @@ TEST(Search, ProgressRisesToOnePerEvaluatedPlan) {
 TEST(Search, AnalyticalTopThreeHoldsTheEventBest) {
   SearchRequest r = request("gpt3-1.3b", "dgx-a100", 16, 64,
                             {"tp=1,2,4", "pp=1,2", "vpp=1", "mbs=1,2", "recompute=none", "zero=1"});
-  r.rank_by = "event";
+  r.rank_by = SimulationMode::Event;
   r.top = 1;
   const SearchResult by_event = run_search(r, nullptr);
-  r.rank_by = "analytical";
+  r.rank_by = SimulationMode::Analytical;
   r.top = 3;
   const SearchResult by_analytical = run_search(r, nullptr);
   ASSERT_EQ(by_event.best.size(), 1u);
