@@ -209,7 +209,8 @@ class Generator {
         for (Phase* phase : {&program.layers[i].forward, &program.layers[i].input_grad,
                              &program.layers[i].weight_grad})
           std::erase_if(phase->kernels, [](const ComputeDemand& k) {
-            return k.kind != KernelClass::Gemm && k.kind != KernelClass::Attention;
+            return k.kind != KernelClass::Gemm && k.kind != KernelClass::Attention &&
+                   k.kind != KernelClass::AttentionBackward;
           });
   }
 

@@ -201,6 +201,30 @@ TEST(TrainingWorkload, ZeroTwoScattersGradientsEveryMicroBatch) {
   EXPECT_EQ(per_layer_rows(generate_training_workload(m, p).workload.program), 0);
 }
 
+// GPT-3 1.3B with flash attention and --without elementwise / each layer keeps its GEMMs and both
+// passes of fused attention (forward 2 b h s^2 d, backward 2.5 times that) and nothing else,
+// because the term leaves out only the memory-bound kernels.
+TEST(TrainingWorkload, WithoutElementwiseKeepsBothAttentionPasses) {
+  const ModelSpec m = load_model("gpt3-1.3b");
+  ParallelPlan p = plan(1, 1, 1);
+  p.flash_attention = true;
+  p.terms.elementwise = false;
+  const TrainingWorkload t = generate_training_workload(m, p);
+  double forward = 0, backward = 0;
+  for (const Layer* l : layer_records(t.workload, 1))
+    for (const Phase* phase : {&l->forward, &l->input_grad, &l->weight_grad})
+      for (const ComputeDemand& k : phase->kernels) {
+        EXPECT_TRUE(k.kind == KernelClass::Gemm || k.kind == KernelClass::Attention ||
+                    k.kind == KernelClass::AttentionBackward)
+            << l->name;
+        if (k.kind == KernelClass::Attention) forward += k.flop;
+        if (k.kind == KernelClass::AttentionBackward) backward += k.flop;
+      }
+  const double expected = 2.0 * 16 * 2048.0 * 2048 * 128;  // b 1, 16 heads of 128, s 2048
+  EXPECT_DOUBLE_EQ(forward, expected);
+  EXPECT_DOUBLE_EQ(backward, 2.5 * expected);
+}
+
 // Mixtral 8x7B with EP 8, TP 1 / a MoE layer dispatches and combines its routed tokens over the
 // expert group: four all-to-alls of N k h values per layer (two forward, two backward).
 TEST(TrainingWorkload, MoeLayersExchangeTokensOverTheExpertGroup) {
