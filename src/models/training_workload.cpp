@@ -336,14 +336,10 @@ class Generator {
   }
   // Each layer's shared pass row reduce-scatters its gradients after its weight gradient.
   void gradient_scatter(Program& program, int32_t set, bool moe, const std::string& name) {
-    const auto [dense, expert] = local_layer_parameters(moe);
-    const auto add = [&](const std::string& what, CommGroup group, double params) {
+    per_parameter_group(moe, [&](const std::string& what, CommGroup group, double params) {
       Layer& g = record(program, name + " " + what + " gradient scatter", set);
       g.weight_grad.comm = comm(CollectiveKind::ReduceScatter, group, params * kGradientBytes);
-    };
-    add("parameter", CommGroup::Data, dense);
-    if (expert > 0 && p_.dp / p_.ep * p_.cp > 1)
-      add("expert parameter", CommGroup::ExpertData, expert);
+    });
   }
   std::pair<double, double> local_layer_parameters(bool moe) const {
     int64_t layer = 0;
@@ -354,10 +350,19 @@ class Generator {
                          static_cast<double>(c.router + c.norms);
     return {dense, static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep)};
   }
+  // Calls add(what, group, parameters) with one layer's local dense parameters over the
+  // data-parallel group and, where experts are replicated, its routed experts' over the
+  // expert-data-parallel group.
+  template <class Add>
+  void per_parameter_group(bool moe, Add add) const {
+    const auto [dense, expert] = local_layer_parameters(moe);
+    add("parameter", CommGroup::Data, dense);
+    if (expert > 0 && p_.dp / p_.ep * p_.cp > 1)
+      add("expert parameter", CommGroup::ExpertData, expert);
+  }
   void parameter_gather(Program& program, int32_t set, bool moe, const std::string& name,
                         bool backward) {
-    const auto [dense, expert] = local_layer_parameters(moe);
-    const auto add = [&](const std::string& what, CommGroup group, double params) {
+    per_parameter_group(moe, [&](const std::string& what, CommGroup group, double params) {
       Layer& g = record(program, name + " " + what + (backward ? " re-gather" : " gather"), set);
       if (backward) {
         g.input_grad.comm = comm(CollectiveKind::AllGather, group, params * vb_);
@@ -365,10 +370,7 @@ class Generator {
         g.forward.comm = comm(CollectiveKind::AllGather, group, params * vb_);
         g.weight_grad.comm = comm(CollectiveKind::ReduceScatter, group, params * kGradientBytes);
       }
-    };
-    add("parameter", CommGroup::Data, dense);
-    if (expert > 0 && p_.dp / p_.ep * p_.cp > 1)
-      add("expert parameter", CommGroup::ExpertData, expert);
+    });
   }
 
   // Core attention's kernels for one micro-batch on one tensor-parallel rank.
