@@ -1,8 +1,12 @@
 // Design-space search speed (docs/explore.md, "Speed"): one plan of GPT-3 175B on 1,024 A100s
-// evaluated in analytical mode through scenario/, as `orrery explore` evaluates each point, and
-// the enumeration and pruning of the whole default space. items_per_second is plans per second
-// on one core.
+// evaluated in analytical mode through scenario/ on its own (every run prices the network
+// afresh), the default space's surviving plans evaluated as a one-thread search does (sharing
+// the network's pricing between plans of one layout), and the enumeration and pruning of the
+// whole default space. items_per_second is plans per second on one core.
 #include <benchmark/benchmark.h>
+
+#include <memory>
+#include <vector>
 
 #include "core/allocator_tuning.h"
 #include "explore/point_evaluation.h"
@@ -53,6 +57,29 @@ void BM_ExploreAnalyticalPlanGpt3On1024(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ExploreAnalyticalPlanGpt3On1024)->Unit(benchmark::kMicrosecond);
+
+// The plans of the default space that survive pruning, each evaluated in analytical mode as a
+// one-thread search does: a fresh network-pricing cache per search, shared by its plans.
+void BM_ExploreAnalyticalSpaceGpt3On1024(benchmark::State& state) {
+  const SearchRequest r = gpt3_on_1024();
+  PruneContext context;
+  context.spec = &r.spec;
+  context.gbs = r.gbs;
+  std::vector<PlanPoint> survivors;
+  for_each_point(r.spec, r.base, r.gbs, r.axes, r.clusters, [&](const PlanPoint& point) {
+    if (!prune(point, r.clusters[0], context)) survivors.push_back(point);
+  });
+  int64_t plans = 0;
+  for (auto _ : state) {
+    const auto pricing = std::make_shared<GroupPricingCache>();
+    for (const PlanPoint& point : survivors)
+      benchmark::DoNotOptimize(
+          evaluate_point(r.spec, r.gbs, point, r.clusters[0], SimulationMode::Analytical, pricing));
+    plans += static_cast<int64_t>(survivors.size());
+  }
+  state.SetItemsProcessed(plans);
+}
+BENCHMARK(BM_ExploreAnalyticalSpaceGpt3On1024)->Unit(benchmark::kMillisecond);
 
 // Enumerating and pruning the default space (every rule, the memory model for each plan).
 void BM_ExplorePruneDefaultSpaceGpt3On1024(benchmark::State& state) {

@@ -8,12 +8,14 @@
 namespace orrery::explore {
 
 Evaluation evaluate_point(const ModelSpec& spec, int64_t gbs, const PlanPoint& point,
-                          const ClusterChoice& choice, SimulationMode mode) {
+                          const ClusterChoice& choice, SimulationMode mode,
+                          std::shared_ptr<GroupPricingCache> pricing) {
   Scenario s;
   s.cluster = choice.cluster;
   s.device = choice.device;
   s.loaded_device = choice.resolved;
   s.mode = mode;
+  s.options.group_pricing = std::move(pricing);
   ModelScenario& m = s.model.emplace();
   m.spec = spec;
   m.plan = point.plan;

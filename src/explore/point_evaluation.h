@@ -9,11 +9,13 @@
 //                         when the device preset gives no powers)
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "explore/plan_point.h"
 #include "models/model_spec.h"
+#include "training/group_pricing.h"
 #include "training/simulation_mode.h"
 
 namespace orrery::explore {
@@ -33,8 +35,10 @@ struct Evaluation {
   std::string error;
 };
 
-// `mode`: analytical or event.
+// `mode`: analytical or event. `pricing`: the network pricing shared with the calling thread's
+// other evaluations on the same cluster choice (training/group_pricing.h); none: priced afresh.
 Evaluation evaluate_point(const ModelSpec& spec, int64_t gbs, const PlanPoint& point,
-                          const ClusterChoice& choice, SimulationMode mode);
+                          const ClusterChoice& choice, SimulationMode mode,
+                          std::shared_ptr<GroupPricingCache> pricing = nullptr);
 
 }  // namespace orrery::explore

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 
 #include "core/diagnostics.h"
+#include "training/group_pricing.h"
 
 namespace orrery::explore {
 namespace {
@@ -49,18 +51,29 @@ std::string counts_text(const SearchCounts& c) {
   return out;
 }
 
-// Runs `work(i)` for i in [0, n) on `threads` threads.
+// Runs `work(thread, i)` for i in [0, n) on `threads` threads numbered from 0.
 template <typename Work>
 void parallel_for(size_t n, int threads, Work&& work) {
   std::atomic<size_t> next{0};
-  const auto worker = [&] {
+  const auto worker = [&](size_t thread) {
     for (size_t i = next++; i < n; i = next++)
-      work(i);
+      work(thread, i);
   };
   std::vector<std::jthread> pool;
   for (int t = 1; t < threads && static_cast<size_t>(t) < n; ++t)
-    pool.emplace_back(worker);
-  worker();
+    pool.emplace_back(worker, static_cast<size_t>(t));
+  worker(0);
+}
+
+// Per worker thread and cluster choice, the network pricing its evaluations share.
+std::vector<std::vector<std::shared_ptr<GroupPricingCache>>> pricing_per_thread(
+    const SearchRequest& r) {
+  std::vector<std::vector<std::shared_ptr<GroupPricingCache>>> caches(
+      static_cast<size_t>(std::max(1, r.threads)));
+  for (auto& per_cluster : caches)
+    for (size_t c = 0; c < r.clusters.size(); ++c)
+      per_cluster.push_back(std::make_shared<GroupPricingCache>());
+  return caches;
 }
 
 // The survivors of pruning, in enumeration order; throws when there are none.
@@ -140,10 +153,12 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution
   std::vector<IndexedEvaluation> evaluated;
   const auto start = std::chrono::steady_clock::now();
   size_t finished = 0;
-  parallel_for(mine.size(), r.threads, [&](size_t k) {
+  const auto pricing = pricing_per_thread(r);
+  parallel_for(mine.size(), r.threads, [&](size_t thread, size_t k) {
     const size_t i = mine[k];
     const PlanPoint& point = survivors[i];
-    Evaluation e = evaluate_point(r.spec, r.gbs, point, r.clusters[point.cluster], r.rank_by);
+    Evaluation e = evaluate_point(r.spec, r.gbs, point, r.clusters[point.cluster], r.rank_by,
+                                  pricing[thread][point.cluster]);
     const std::lock_guard lock(sink);
     if (distribution)
       evaluated.push_back({i, std::move(e)});
@@ -170,10 +185,11 @@ SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution
   out.pareto = pareto.front();
   if (r.rank_by == SimulationMode::Analytical) {
     const size_t n = std::min(r.recheck, out.best.size());
-    parallel_for(n, r.threads, [&](size_t i) {
+    parallel_for(n, r.threads, [&](size_t thread, size_t i) {
       RankedPoint& p = out.best[i];
       const ClusterChoice& choice = r.clusters[p.point.cluster];
-      const Evaluation e = evaluate_point(r.spec, r.gbs, p.point, choice, SimulationMode::Event);
+      const Evaluation e = evaluate_point(r.spec, r.gbs, p.point, choice, SimulationMode::Event,
+                                          pricing[thread][p.point.cluster]);
       const std::lock_guard lock(sink);
       ++counts.rechecked;
       if (!e.figures) return;

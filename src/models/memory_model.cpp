@@ -21,6 +21,11 @@ double in_flight(const ParallelPlan& plan, int64_t stage) {
   return std::min(held, static_cast<double>(plan.micro_batches));
 }
 
+struct LayerMemory {
+  double shard_parameters = 0;  // one GPU's parameters of the layer
+  double activation_bytes = 0;  // what one micro-batch of the layer keeps (no recompute)
+};
+
 // Parameters one GPU of a stage holds for one transformer layer.
 double layer_shard_parameters(const ModelSpec& spec, const ParallelPlan& plan, int64_t layer) {
   const ParameterCount c = layer_parameter_count(spec, layer);
@@ -90,6 +95,15 @@ MemoryEstimate estimate_memory(const ModelSpec& spec, const ParallelPlan& plan,
   const double vb = static_cast<double>(plan.value_bytes);
   const double s = static_cast<double>(plan.micro_batch * plan.seq) / static_cast<double>(plan.cp);
   const auto h = static_cast<double>(spec.hidden);
+  // A layer's parameters and activations depend on whether it is an MoE layer, nothing else.
+  const auto layer_memory = [&](bool want_moe) {
+    for (int64_t l = 0; l < spec.layers; ++l)
+      if (spec.is_moe_layer(l) == want_moe)
+        return LayerMemory{layer_shard_parameters(spec, plan, l),
+                           layer_activation_bytes(spec, plan, l)};
+    return LayerMemory{};
+  };
+  const LayerMemory dense = layer_memory(false), moe = spec.moe ? layer_memory(true) : dense;
   for (int64_t stage = 0; stage < plan.pp; ++stage) {
     StageMemory m;
     m.stage = stage;
@@ -97,8 +111,9 @@ MemoryEstimate estimate_memory(const ModelSpec& spec, const ParallelPlan& plan,
     m.layers = static_cast<int64_t>(layers.size());
     double params = 0, activations = 0, largest_layer = 0;
     for (const int64_t l : layers) {
-      params += layer_shard_parameters(spec, plan, l);
-      const double layer = layer_activation_bytes(spec, plan, l);
+      const LayerMemory& per = spec.is_moe_layer(l) ? moe : dense;
+      params += per.shard_parameters;
+      const double layer = per.activation_bytes;
       largest_layer = std::max(largest_layer, layer);
       activations += plan.recompute == RecomputeMode::Full
                          ? vb * s * h / (plan.sequence_parallel ? t : 1.0)  // the layer's input

@@ -62,6 +62,7 @@ struct Dimension {
   std::optional<Bandwidth> ll_busbw_more_servers;
 
   Bandwidth effective() const { return link_bandwidth * efficiency; }
+  bool operator==(const Dimension&) const = default;
 };
 
 class Topology {
@@ -119,6 +120,9 @@ class Topology {
   // The same network with other dimensions (overrides of sizes or links): the GPU memory and
   // the ideal-links setting carry over. Throws as the constructor does.
   Topology with_dimensions(std::vector<Dimension> dimensions) const;
+
+  // Equal dimensions, GPU memory and ideal-links setting: the same network to price on.
+  bool operator==(const Topology&) const = default;
 
   // Limits on what a network may hold (a larger one is rejected as a likely mistake).
   static constexpr int64_t kMaxCapacity = int64_t{1} << 40;

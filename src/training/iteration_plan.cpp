@@ -1,25 +1,17 @@
 #include "training/iteration_plan.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <map>
 #include <memory>
 #include <numeric>
 #include <set>
-#include <tuple>
 
-#include "network/collective_model.h"
-#include "network/group_kind.h"
-#include "network/link_graph.h"
-#include "network/rank_placement.h"
+#include "network/collective_algorithms.h"
+#include "training/group_pricing.h"
 #include "training/parallel_axes.h"
 
 namespace orrery {
 namespace {
-
-constexpr std::array kGroups = {CommGroup::Tensor,     CommGroup::Expert,   CommGroup::Data,
-                                CommGroup::ExpertData, CommGroup::Pipeline, CommGroup::Context};
 
 // Why the groups of a kind are costed like their most spread one, in the user's terms: "with 20
 // servers per leaf, some DP groups of 8 servers straddle two leaves".
@@ -44,94 +36,61 @@ std::string placement_warning(CommGroup group, const GroupShape& spread, const C
          " GPUs spread over more of the network than others" + costed;
 }
 
-// Prices collectives on the cluster for the groups of one parallel layout.
+// Prices collectives on the cluster for the groups of one parallel layout (group_pricing.h),
+// and says what the user should know about it: groups of a kind spread unevenly, an --algo that
+// some collective cannot run.
 class CommPricer {
  public:
   CommPricer(const Parallelism& par, const Cluster& cluster,
-             const std::vector<std::string>& placement, Algorithm algorithm,
+             const std::vector<std::string>& placement, const SimulationOptions& options,
              const std::string& source, Diagnostics& diagnostics)
-      : topology_(cluster.network),
-        algorithm_(algorithm),
-        source_(source),
-        diagnostics_(diagnostics) {
+      : algorithm_(options.algorithm), source_(source), diagnostics_(diagnostics) {
     const std::vector<TrainingAxis> order = rank_order(placement);
-    for (const CommGroup group : kGroups)
-      members_[group] = group_axes(group, order);
     try {
-      placement_.emplace(parallel_axes(par, order), topology_);
+      std::vector<ParallelAxis> axes = parallel_axes(par, order);
+      groups_ = options.group_pricing
+                    ? options.group_pricing->get(cluster.network, axes, order)
+                    : std::make_shared<GroupPricing>(cluster.network, std::move(axes), order);
     } catch (const std::invalid_argument& e) {
       throw InputError(std::string(e.what()) + " (cluster '" + cluster.name + "')");
     }
-    links_.emplace(topology_, placement_->world_size());
-    for (const CommGroup group : kGroups) {
-      GroupKind& kind = kinds_[static_cast<size_t>(group)];
-      kind = group_kind(*placement_, members_.at(group));
-      shapes_[static_cast<size_t>(group)] = kind.shape;
+    for (const CommGroup group : kTrainingGroups) {
       // A group kind the job does not use is not worth a word (expert groups when EP = 1).
       const bool used =
           (group != CommGroup::Expert && group != CommGroup::ExpertData) || par.ep > 1;
-      if (!kind.uniform && used)
-        diagnostics.warn({source, 0}, placement_warning(group, kind.shape, cluster, placement));
+      if (!groups_->uniform(group) && used)
+        diagnostics.warn({source, 0},
+                         placement_warning(group, groups_->shape(group), cluster, placement));
     }
-    pipeline_pair_ = placement_->neighbour_shape(group_axes(CommGroup::Pipeline, order).front());
   }
 
   PlannedComm price(const Communication& comm, CommRole role) {
     const CollectiveCost cost = price(comm.kind, comm.group, comm.bytes);
-    return {comm,           shapes_[static_cast<size_t>(comm.group)].ranks,
-            cost.time,      role,
-            cost.algorithm, cost.channels};
+    return {comm, groups_->shape(comm.group).ranks, cost.time, role, cost.algorithm, cost.channels};
   }
 
   CollectiveCost price(CollectiveKind kind, CommGroup group, Bytes bytes) {
-    const auto key = std::make_tuple(kind, group, bytes);
-    const auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    const GroupShape& shape = shapes_[static_cast<size_t>(group)];
-    const CollectiveCost c =
-        shape.ranks <= 1
-            ? CollectiveCost{Time::zero(),
-                             algorithm_ == Algorithm::Auto ? Algorithm::Ring : algorithm_}
-            : model(group).cost(kind, bytes, algorithm_);
+    const CollectiveCost c = groups_->price(kind, group, bytes, algorithm_);
     if (algorithm_ != Algorithm::Auto && c.algorithm != algorithm_ &&
         warned_.insert({kind, group}).second)
-      diagnostics_.warn({source_, 0}, "--algo " + std::string(to_string(algorithm_)) + ": " +
-                                          unavailable_reason(topology_, algorithm_, kind, shape) +
-                                          "; the " + std::string(to_string(group)) + " " +
-                                          std::string(to_string(kind)) + " runs " +
-                                          std::string(to_string(c.algorithm)) + " instead");
-    cache_.emplace(key, c);
+      diagnostics_.warn(
+          {source_, 0},
+          "--algo " + std::string(to_string(algorithm_)) + ": " +
+              unavailable_reason(groups_->topology(), algorithm_, kind, groups_->shape(group)) +
+              "; the " + std::string(to_string(group)) + " " + std::string(to_string(kind)) +
+              " runs " + std::string(to_string(c.algorithm)) + " instead");
     return c;
   }
 
-  Time transfer(Bytes bytes) const { return point_to_point_time(topology_, bytes, pipeline_pair_); }
-
-  // The analytical model of one kind of group: all the job's groups of that kind at once (they
-  // share links where they meet), the most spread one setting latencies and what can run; alike
-  // groups as one cluster of them and its copies (network/group_kind.h).
-  const CollectiveModel& model(CommGroup group) {
-    auto& slot = models_[static_cast<size_t>(group)];
-    if (!slot)
-      slot =
-          std::make_unique<CollectiveModel>(*links_, std::move(kinds_[static_cast<size_t>(group)]));
-    return *slot;
-  }
-  bool transfer_across_servers() const { return pipeline_pair_.outermost() > 0; }
+  Time transfer(Bytes bytes) const { return groups_->transfer(bytes); }
+  bool transfer_across_servers() const { return groups_->pipeline_pair().outermost() > 0; }
 
  private:
-  const Topology& topology_;
   Algorithm algorithm_;
   std::string source_;
   Diagnostics& diagnostics_;
   std::set<std::pair<CollectiveKind, CommGroup>> warned_;
-  std::optional<RankPlacement> placement_;
-  std::map<CommGroup, std::vector<size_t>> members_;
-  std::optional<LinkGraph> links_;
-  std::array<std::unique_ptr<CollectiveModel>, kGroups.size()> models_;
-  std::array<GroupKind, kGroups.size()> kinds_;
-  std::array<GroupShape, kGroups.size()> shapes_;
-  GroupShape pipeline_pair_;
-  std::map<std::tuple<CollectiveKind, CommGroup, Bytes>, CollectiveCost> cache_;
+  std::shared_ptr<GroupPricing> groups_;
 };
 
 Time work(const Layer& layer) {
@@ -450,7 +409,7 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
   if (m > 0) par.micro_batches = m;
   choose_schedule(plan, m, header, diagnostics);
 
-  CommPricer pricer(par, cluster, options.placement.value_or(cluster.placement), options.algorithm,
+  CommPricer pricer(par, cluster, options.placement.value_or(cluster.placement), options,
                     workload.source, diagnostics);
   const Program& program = workload.program;
   plan_layers(plan, program, options, pricer);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,8 @@
 #include "network/collective_algorithms.h"
 
 namespace orrery {
+
+class GroupPricingCache;  // training/group_pricing.h
 
 enum class ScheduleKind {
   Auto,         // interleaved when the workload has vpp > 1, else 1f1b
@@ -42,6 +45,9 @@ struct SimulationOptions {
   std::vector<int64_t> timeline_ranks;
   // Called now and then with the fraction of the simulation done (flow mode), for a progress bar.
   std::function<void(double)> progress;
+  // Shares the network's pricing between runs of one layout on one cluster (a search evaluating
+  // many plans on one thread); none: each run routes its groups afresh. Same answers either way.
+  std::shared_ptr<GroupPricingCache> group_pricing;
 };
 
 }  // namespace orrery

@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "core/diagnostics.h"
+#include "explore/point_evaluation.h"
+#include "explore/pruning.h"
 #include "explore/search.h"
+#include "explore/search_space.h"
 #include "models/model_file.h"
 
 namespace orrery::explore {
@@ -170,6 +174,34 @@ TEST(Search, ClusterKeysWidenTheSpace) {
       {"tp=1", "pp=1", "mbs=1", "recompute=none", "zero=1", "gpus=8,16", "nic-busbw=25,50"});
   EXPECT_EQ(two.clusters.size(), 4u);
   EXPECT_EQ(run_search(two, nullptr).counts.space, 4 * run_search(one, nullptr).counts.space);
+}
+
+// Every surviving plan of a small space evaluated with the thread's shared network pricing and
+// afresh / the same figures to the bit, in both ranking modes, because sharing only skips
+// re-routing groups that are the same (training/group_pricing.h).
+TEST(Search, SharedNetworkPricingChangesNoFigure) {
+  const SearchRequest r =
+      request("gpt3-13b", "dgx-a100", 64, 128, {"vpp=1,2", "mbs=1,2", "recompute=none,full"});
+  PruneContext context;
+  context.spec = &r.spec;
+  context.gbs = r.gbs;
+  std::vector<PlanPoint> survivors;
+  for_each_point(r.spec, r.base, r.gbs, r.axes, r.clusters, [&](const PlanPoint& point) {
+    if (!prune(point, r.clusters[0], context)) survivors.push_back(point);
+  });
+  ASSERT_GT(survivors.size(), 10u);
+  const auto shared = std::make_shared<GroupPricingCache>();
+  for (const SimulationMode mode : {SimulationMode::Analytical, SimulationMode::Event}) {
+    for (const PlanPoint& point : survivors) {
+      const Evaluation a = evaluate_point(r.spec, r.gbs, point, r.clusters[0], mode, shared);
+      const Evaluation b = evaluate_point(r.spec, r.gbs, point, r.clusters[0], mode);
+      ASSERT_EQ(a.figures.has_value(), b.figures.has_value()) << a.error << b.error;
+      if (a.figures) {
+        EXPECT_EQ(a.figures->iteration_s, b.figures->iteration_s);
+      }
+    }
+  }
+  EXPECT_LT(shared->size(), survivors.size());  // layouts repeat across the plans
 }
 
 }  // namespace

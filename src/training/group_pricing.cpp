@@ -1,0 +1,76 @@
+#include "training/group_pricing.h"
+
+#include <algorithm>
+
+#include "network/group_kind.h"
+
+namespace orrery {
+
+GroupPricing::GroupPricing(const Topology& topology, std::vector<ParallelAxis> axes,
+                           const std::vector<TrainingAxis>& order)
+    : topology_(topology),
+      placement_(std::move(axes), topology_),
+      links_(topology_, placement_.world_size()) {
+  for (const CommGroup group : kTrainingGroups) {
+    const size_t i = index(group);
+    kinds_[i] = group_kind(placement_, group_axes(group, order));
+    shapes_[i] = kinds_[i]->shape;
+    uniform_[i] = kinds_[i]->uniform;
+  }
+  pipeline_pair_ = placement_.neighbour_shape(group_axes(CommGroup::Pipeline, order).front());
+}
+
+size_t GroupPricing::index(CommGroup group) {
+  return static_cast<size_t>(std::find(kTrainingGroups.begin(), kTrainingGroups.end(), group) -
+                             kTrainingGroups.begin());
+}
+
+const CollectiveModel& GroupPricing::model(CommGroup group) {
+  const size_t i = index(group);
+  if (!models_[i]) {
+    models_[i] = std::make_unique<CollectiveModel>(links_, std::move(*kinds_[i]));
+    kinds_[i].reset();
+  }
+  return *models_[i];
+}
+
+CollectiveCost GroupPricing::price(CollectiveKind kind, CommGroup group, Bytes bytes,
+                                   Algorithm algorithm) {
+  const auto key = std::make_tuple(kind, group, bytes, algorithm);
+  if (const auto it = costs_.find(key); it != costs_.end()) return it->second;
+  const CollectiveCost cost =
+      shape(group).ranks <= 1
+          ? CollectiveCost{Time::zero(), algorithm == Algorithm::Auto ? Algorithm::Ring : algorithm}
+          : model(group).cost(kind, bytes, algorithm);
+  costs_.emplace(key, cost);
+  return cost;
+}
+
+Time GroupPricing::transfer(Bytes bytes) const {
+  return point_to_point_time(topology_, bytes, pipeline_pair_);
+}
+
+std::shared_ptr<GroupPricing> GroupPricingCache::get(const Topology& topology,
+                                                     const std::vector<ParallelAxis>& axes,
+                                                     const std::vector<TrainingAxis>& order) {
+  if (!topology_ || !(*topology_ == topology) || entries_.size() >= kMaxEntries) {
+    entries_.clear();
+    topology_ = topology;
+  }
+  std::vector<std::pair<std::string, int64_t>> key;
+  key.reserve(axes.size());
+  for (const ParallelAxis& a : axes)
+    key.emplace_back(a.name, a.size);
+  auto& slot = entries_[key];
+  if (!slot) {
+    try {
+      slot = std::make_shared<GroupPricing>(topology, axes, order);
+    } catch (...) {
+      entries_.erase(key);
+      throw;
+    }
+  }
+  return slot;
+}
+
+}  // namespace orrery

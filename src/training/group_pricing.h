@@ -1,0 +1,91 @@
+// The network side of one parallel layout on one cluster: where each communication group's GPUs
+// lie, the link graph the groups share, each kind of group's collective model (network/
+// collective_model.h) and the costs priced so far. Building it routes every kind of group once
+// (network/group_kind.h); after that a collective's cost is a lookup or one closed-form
+// evaluation. It keeps its own copy of the topology, so it outlives the cluster it was built from.
+//
+// GroupPricingCache shares one GroupPricing between plans whose groups are the same (a search
+// varies micro-batch size, recompute, ZeRO stage and schedule over one layout many times): the
+// costs depend only on the topology and the ranks' axes (their names, sizes and order), which is
+// the cache's key. Neither is safe to share between threads; a search keeps one cache per thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "network/collective_algorithms.h"
+#include "network/collective_model.h"
+#include "network/link_graph.h"
+#include "network/rank_placement.h"
+#include "network/topology.h"
+#include "training/parallel_axes.h"
+
+namespace orrery {
+
+// The communication groups of a training job, in the order GroupPricing indexes them.
+inline constexpr std::array kTrainingGroups = {CommGroup::Tensor,   CommGroup::Expert,
+                                               CommGroup::Data,     CommGroup::ExpertData,
+                                               CommGroup::Pipeline, CommGroup::Context};
+
+class GroupPricing {
+ public:
+  // `axes`: the job's parallel axes in rank order (parallel_axes()), `order` the same as
+  // TrainingAxis values. Throws std::invalid_argument when the axes do not fit the topology.
+  GroupPricing(const Topology& topology, std::vector<ParallelAxis> axes,
+               const std::vector<TrainingAxis>& order);
+  GroupPricing(const GroupPricing&) = delete;
+  GroupPricing& operator=(const GroupPricing&) = delete;
+
+  const Topology& topology() const { return topology_; }
+  // The most spread group of a kind, and whether every group of the kind has its shape.
+  const GroupShape& shape(CommGroup group) const { return shapes_[index(group)]; }
+  bool uniform(CommGroup group) const { return uniform_[index(group)]; }
+  // Two neighbouring pipeline stages.
+  const GroupShape& pipeline_pair() const { return pipeline_pair_; }
+
+  // A collective of `bytes` in every group of a kind at once, with `algorithm` (Auto: the
+  // fastest the model offers); memoised.
+  CollectiveCost price(CollectiveKind kind, CommGroup group, Bytes bytes, Algorithm algorithm);
+  // A point-to-point transfer between neighbouring pipeline stages.
+  Time transfer(Bytes bytes) const;
+
+ private:
+  static size_t index(CommGroup group);
+  const CollectiveModel& model(CommGroup group);
+
+  Topology topology_;  // first: the placement and the link graph refer to it
+  RankPlacement placement_;
+  LinkGraph links_;
+  std::array<std::optional<GroupKind>, kTrainingGroups.size()> kinds_;  // moved into models_
+  std::array<std::unique_ptr<CollectiveModel>, kTrainingGroups.size()> models_;
+  std::array<GroupShape, kTrainingGroups.size()> shapes_;
+  std::array<bool, kTrainingGroups.size()> uniform_{};
+  GroupShape pipeline_pair_;
+  std::map<std::tuple<CollectiveKind, CommGroup, Bytes, Algorithm>, CollectiveCost> costs_;
+};
+
+class GroupPricingCache {
+ public:
+  // The pricing of `axes` on `topology`: shared with earlier calls of the same axes on an equal
+  // topology, else built (a topology other than the last one's empties the cache first). Throws
+  // as GroupPricing's constructor does.
+  std::shared_ptr<GroupPricing> get(const Topology& topology, const std::vector<ParallelAxis>& axes,
+                                    const std::vector<TrainingAxis>& order);
+
+  size_t size() const { return entries_.size(); }
+
+  // Layouts kept at most; past it the cache starts again (memory stays flat in long searches).
+  static constexpr size_t kMaxEntries = 512;
+
+ private:
+  std::optional<Topology> topology_;
+  std::map<std::vector<std::pair<std::string, int64_t>>, std::shared_ptr<GroupPricing>> entries_;
+};
+
+}  // namespace orrery

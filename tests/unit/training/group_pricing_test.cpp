@@ -1,0 +1,82 @@
+// The network pricing of one parallel layout, built afresh or shared through GroupPricingCache.
+#include "training/group_pricing.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/cluster.h"
+
+namespace orrery {
+namespace {
+
+// tp 8, dp 4, pp 4 on 128 GPUs of DGX A100 servers (the cluster's placement order).
+struct Layout {
+  std::vector<TrainingAxis> order = rank_order({"tp", "ep", "dp", "pp"});
+  std::vector<ParallelAxis> axes;
+  explicit Layout(int64_t tp = 8) {
+    Parallelism par;
+    par.tp = tp;
+    par.pp = 4;
+    par.world_size = tp * 4 * 4;
+    axes = parallel_axes(par, order);
+  }
+};
+
+// One layout / the cached pricing gives every cost a fresh one gives, because the costs depend
+// only on the topology and the axes.
+TEST(GroupPricing, CachedEqualsFresh) {
+  const Cluster cluster = load_cluster("dgx-a100");
+  const Layout layout;
+  GroupPricingCache cache;
+  const auto cached = cache.get(cluster.network, layout.axes, layout.order);
+  GroupPricing fresh(cluster.network, layout.axes, layout.order);
+  for (const CommGroup group : {CommGroup::Tensor, CommGroup::Data, CommGroup::Pipeline})
+    for (const CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather})
+      for (const Bytes bytes : {Bytes{4096}, Bytes{50'000'000}}) {
+        const CollectiveCost a = cached->price(kind, group, bytes, Algorithm::Auto);
+        const CollectiveCost b = fresh.price(kind, group, bytes, Algorithm::Auto);
+        EXPECT_EQ(a.time, b.time);
+        EXPECT_EQ(a.algorithm, b.algorithm);
+        EXPECT_EQ(a.channels, b.channels);
+      }
+  EXPECT_EQ(cached->transfer(1 << 20), fresh.transfer(1 << 20));
+  EXPECT_EQ(cached->shape(CommGroup::Tensor).ranks, 8);
+  EXPECT_EQ(cached->shape(CommGroup::Data).ranks, 4);
+}
+
+// The same axes twice, then other axes / one shared entry, then two, because the key is the axes.
+TEST(GroupPricing, SharedPerLayout) {
+  const Cluster cluster = load_cluster("dgx-a100");
+  GroupPricingCache cache;
+  const auto first = cache.get(cluster.network, Layout().axes, Layout().order);
+  EXPECT_EQ(cache.get(cluster.network, Layout().axes, Layout().order), first);
+  EXPECT_EQ(cache.size(), 1u);
+  const auto other = cache.get(cluster.network, Layout(4).axes, Layout(4).order);
+  EXPECT_NE(other, first);
+  EXPECT_EQ(other->shape(CommGroup::Tensor).ranks, 4);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+// Another network / the cache starts again and prices on it, because an entry is only valid for
+// the topology it was routed on: with half the NVSwitch bandwidth a 1 GB tensor-parallel
+// all-reduce (bandwidth-bound) takes longer.
+TEST(GroupPricing, AnotherTopologyEmptiesTheCache) {
+  const Cluster cluster = load_cluster("dgx-a100");
+  std::vector<Dimension> dims = cluster.network.dimensions();
+  dims.front().link_bandwidth = dims.front().link_bandwidth * 0.5;
+  const Topology slower = cluster.network.with_dimensions(dims);
+  GroupPricingCache cache;
+  const Layout layout;
+  const Time fast =
+      cache.get(cluster.network, layout.axes, layout.order)
+          ->price(CollectiveKind::AllReduce, CommGroup::Tensor, 1'000'000'000, Algorithm::Auto)
+          .time;
+  const Time slow =
+      cache.get(slower, layout.axes, layout.order)
+          ->price(CollectiveKind::AllReduce, CommGroup::Tensor, 1'000'000'000, Algorithm::Auto)
+          .time;
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_GT(slow.seconds(), 1.5 * fast.seconds());
+}
+
+}  // namespace
+}  // namespace orrery
