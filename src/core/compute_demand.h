@@ -34,6 +34,7 @@ struct GemmExtents {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
+  bool operator==(const GemmExtents&) const = default;
 };
 
 struct ComputeDemand {
@@ -43,6 +44,7 @@ struct ComputeDemand {
   Bytes bytes = 0;            // read plus written in device memory
   GemmExtents gemm;           // Gemm, Attention and AttentionBackward only
   int64_t rows = 0;           // Softmax and LayerNorm: independent rows
+  bool operator==(const ComputeDemand&) const = default;
 };
 
 }  // namespace orrery

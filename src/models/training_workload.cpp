@@ -140,6 +140,9 @@ class Generator {
     program.pass_per_model_chunk = true;
     // Every micro-batch runs the same pass: its layers are generated once and each micro-batch
     // lists the same range (the simulators cost each layer once per micro-batch that lists it).
+    // Room for a pass (a few records per layer slot, the end stages) and the stages' rows.
+    const int64_t slots = *std::max_element(layout_.layers.begin(), layout_.layers.end());
+    program.layers.reserve(static_cast<size_t>(8 * slots + 8 * p_.pp + 16));
     const size_t begin = program.layers.size();
     pass(w);
     program.micro_batches.assign(static_cast<size_t>(p_.micro_batches),

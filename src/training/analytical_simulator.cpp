@@ -1,22 +1,43 @@
 #include "training/analytical_simulator.h"
 
 #include <algorithm>
+#include <array>
 
 #include "training/iteration_plan.h"
 
 namespace orrery {
 namespace {
 
+// Time per communication group, in the groups' order, remembering which groups were touched
+// (a group touched with zero time still appears in the breakdown, as it does in a map).
+class GroupTimes {
+ public:
+  Time& operator[](CommGroup group) {
+    const auto i = static_cast<size_t>(group);
+    used_[i] = true;
+    return time_[i];
+  }
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    for (size_t i = 0; i < kGroups; ++i)
+      if (used_[i]) visit(static_cast<CommGroup>(i), time_[i]);
+  }
+
+ private:
+  static constexpr size_t kGroups = static_cast<size_t>(CommGroup::Context) + 1;
+  std::array<Time, kGroups> time_{};
+  std::array<bool, kGroups> used_{};
+};
+
 // Durations of one micro-batch pass, split by what the compute stream does.
 struct PassCost {
   Time compute;
-  std::map<CommGroup, Time> blocking;  // exposed collectives by group
-  std::map<CommGroup, Time> async;     // collectives on their own stream
+  GroupTimes blocking;  // exposed collectives by group
+  GroupTimes async;     // collectives on their own stream
 
   Time span() const {
     Time t = compute;
-    for (const auto& [group, time] : blocking)
-      t += time;
+    blocking.for_each([&](CommGroup, Time time) { t += time; });
     return t;
   }
 };
@@ -29,7 +50,7 @@ void add_forward(PassCost& cost, const PlannedLayer& layer) {
 // Stage `stage`'s share of one micro-batch pass.
 PassCost pass_cost(const IterationPlan& plan, size_t micro_batch, int64_t stage) {
   PassCost cost;
-  const auto& chunks = plan.chunk_layers[micro_batch];
+  const auto& chunks = plan.chunk_layers(micro_batch);
   for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
     for (const size_t l : chunks[chunk]) {
       if (!plan.runs(l, stage, static_cast<int64_t>(chunk))) continue;
@@ -55,7 +76,7 @@ PassCost pass_cost(const IterationPlan& plan, size_t micro_batch, int64_t stage)
 // weight-gradient compute it overlaps. The window that hides overlapped gradient reductions.
 Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage) {
   Time t;
-  const auto& chunks = plan.chunk_layers[micro_batch];
+  const auto& chunks = plan.chunk_layers(micro_batch);
   const auto blocking = [](const std::optional<PlannedComm>& c) {
     return c && c->role == CommRole::Blocking ? c->cost : Time::zero();
   };
@@ -78,7 +99,8 @@ Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage)
 // Consecutive micro-batches that list the same pass (generated programs) cost the same: one pass
 // and its count.
 bool same_pass(const Program& program, size_t micro_batch) {
-  const LayerRange a = program.micro_batches[micro_batch - 1], b = program.micro_batches[micro_batch];
+  const LayerRange a = program.micro_batches[micro_batch - 1],
+                   b = program.micro_batches[micro_batch];
   return a.begin == b.begin && a.end == b.end;
 }
 
@@ -92,13 +114,13 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage,
                          const std::vector<PassRun>& passes, Time longest) {
   const int64_t p = plan.parallelism.pp;
   Breakdown b;
-  std::map<CommGroup, Time> reductions;  // data-parallel work that may hide behind the backward
+  GroupTimes reductions;  // data-parallel work that may hide behind the backward
   for (const auto& [cost, count] : passes) {
     b.compute += cost.compute * count;
-    for (const auto& [group, time] : cost.blocking)
-      b.exposed_comm[group] += time * count;
-    for (const auto& [group, time] : cost.async)
-      reductions[group] += time * count;
+    cost.blocking.for_each(
+        [&, count = count](CommGroup group, Time time) { b.exposed_comm[group] += time * count; });
+    cost.async.for_each(
+        [&, count = count](CommGroup group, Time time) { reductions[group] += time * count; });
   }
   // Pipeline fill and drain, in passes: (p - 1) / v when every stage has a micro-batch for each
   // chunk step (m >= p); with fewer micro-batches than stages a chunk round still takes p chunk
@@ -125,21 +147,19 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage,
     }
   }
   b.compute += tail.compute;
-  for (const auto& [group, time] : tail.blocking)
-    b.exposed_comm[group] += time;
+  tail.blocking.for_each([&](CommGroup group, Time time) { b.exposed_comm[group] += time; });
 
   // Overlapped reductions hide behind the last micro-batch's backward; the rest is exposed, in
   // proportion to each group's share.
   Time total_reduction;
-  for (const auto& [group, time] : reductions)
-    total_reduction += time;
+  reductions.for_each([&](CommGroup, Time time) { total_reduction += time; });
   if (total_reduction > Time::zero()) {
-    const Time window = plan.chunk_layers.empty()
-                            ? Time::zero()
-                            : backward_span(plan, plan.chunk_layers.size() - 1, stage);
+    const Time window =
+        plan.pass_of.empty() ? Time::zero() : backward_span(plan, plan.pass_of.size() - 1, stage);
     const Time exposed = std::max(Time::zero(), total_reduction - window);
-    for (const auto& [group, time] : reductions)
+    reductions.for_each([&](CommGroup group, Time time) {
       b.exposed_comm[group] += Time::from_seconds(exposed.seconds() * (time / total_reduction));
+    });
   }
   return {stage, b.total(), b};
 }
@@ -157,7 +177,7 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
   Time longest;  // the longest pass of any stage: what the pipeline's fill and drain wait on
   for (int64_t s = 0; s < stages; ++s) {
     std::vector<PassRun>& runs = passes[static_cast<size_t>(s)];
-    for (size_t mb = 0; mb < plan.chunk_layers.size(); ++mb) {
+    for (size_t mb = 0; mb < plan.pass_of.size(); ++mb) {
       if (mb > 0 && same_pass(workload.program, mb)) {
         ++runs.back().second;
         continue;

@@ -2,6 +2,8 @@
 
 #include <optional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "core/diagnostics.h"
 #include "hardware/device_file.h"
@@ -60,17 +62,27 @@ void price_compute(Workload& workload, const Device& device) {
   // The sum stays far inside Time's range (about 106 days), so that the simulators' sums of it
   // and of communication cannot overflow: a workload beyond it is implausible input.
   constexpr int64_t kMaxTotalPs = int64_t{1} << 62;  // about 53 days
+  // GEMMs repeat from layer to layer: each distinct one is priced once (tile and split-K search).
+  std::vector<std::pair<ComputeDemand, int64_t>> gemms;
+  const auto picoseconds = [&](const ComputeDemand& kernel) {
+    if (kernel.kind == KernelClass::Gemm)
+      for (const auto& [gemm, ps] : gemms)
+        if (gemm == kernel) return ps;
+    int64_t ps = kMaxTotalPs;
+    try {
+      ps = kernel_time(device, kernel).ps();
+    } catch (const std::out_of_range&) {  // beyond Time's range: caught by the caller
+    }
+    if (kernel.kind == KernelClass::Gemm) gemms.emplace_back(kernel, ps);
+    return ps;
+  };
   int64_t total_ps = 0;
   for (Layer& layer : workload.program.layers) {
     for (Phase* phase : {&layer.forward, &layer.input_grad, &layer.weight_grad}) {
       if (phase->kernels.empty()) continue;
       int64_t phase_ps = 0;
       for (const ComputeDemand& kernel : phase->kernels) {
-        int64_t ps = kMaxTotalPs;
-        try {
-          ps = kernel_time(device, kernel).ps();
-        } catch (const std::out_of_range&) {  // beyond Time's range: caught below
-        }
+        const int64_t ps = picoseconds(kernel);
         if (__builtin_add_overflow(phase_ps, ps, &phase_ps) ||
             __builtin_add_overflow(total_ps, ps, &total_ps) || total_ps > kMaxTotalPs)
           throw InputError({workload.source, layer.line},

@@ -312,11 +312,18 @@ void plan_chunks(IterationPlan& plan, const Program& program, const SourceLocati
                                  std::string(to_string(plan.schedule)) + ")");
   for (size_t i = 0; i < program.layers.size(); ++i)
     plan.layers[i].stage_set = program.layers[i].stage_set;
-  for (const LayerRange pass : program.micro_batches) {
+  for (size_t mb = 0; mb < program.micro_batches.size(); ++mb) {
+    const LayerRange pass = program.micro_batches[mb];
+    if (mb > 0 && pass.begin == program.micro_batches[mb - 1].begin &&
+        pass.end == program.micro_batches[mb - 1].end) {
+      plan.pass_of.push_back(plan.pass_of.back());
+      continue;
+    }
+    plan.pass_of.push_back(plan.passes.size());
     if (plan.pass_per_model_chunk) {
       std::vector<size_t> layers(pass.size());
       std::iota(layers.begin(), layers.end(), pass.begin);
-      plan.chunk_layers.emplace_back(static_cast<size_t>(plan.chunks), layers);
+      plan.passes.emplace_back(static_cast<size_t>(plan.chunks), layers);
       continue;
     }
     if (static_cast<int64_t>(pass.size()) < plan.chunks)
@@ -324,7 +331,7 @@ void plan_chunks(IterationPlan& plan, const Program& program, const SourceLocati
                                    ") at most the layers of a micro-batch pass (" +
                                    std::to_string(pass.size()) +
                                    "): every model chunk holds at least one layer");
-    plan.chunk_layers.push_back(split_into_chunks(program, pass, plan.chunks));
+    plan.passes.push_back(split_into_chunks(program, pass, plan.chunks));
   }
 }
 
@@ -355,11 +362,14 @@ void plan_recompute(IterationPlan& plan, const Workload& workload, const SourceL
 // kMaxStageTasks they would take gigabytes and minutes, which the closed form avoids.
 void check_stage_tasks(const IterationPlan& plan, int64_t m, const SourceLocation& header) {
   const int64_t pp = plan.parallelism.pp;
-  double tasks = 0;
-  for (const auto& pass : plan.chunk_layers)
-    for (const auto& chunk : pass)
+  std::vector<double> pass_tasks(plan.passes.size(), 0);
+  for (size_t k = 0; k < plan.passes.size(); ++k)
+    for (const auto& chunk : plan.passes[k])
       for (const size_t l : chunk)
-        tasks += 6.0 + 2.0 * static_cast<double>(plan.layers[l].recompute.size());
+        pass_tasks[k] += 6.0 + 2.0 * static_cast<double>(plan.layers[l].recompute.size());
+  double tasks = 0;
+  for (const size_t k : plan.pass_of)
+    tasks += pass_tasks[k];
   tasks = (tasks + 2.0 * static_cast<double>(m * plan.chunks)) * static_cast<double>(pp);
   if (tasks > static_cast<double>(kMaxStageTasks))
     throw InputError(header, "expected a workload the pipeline simulation can hold: about " +

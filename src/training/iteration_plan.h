@@ -85,8 +85,10 @@ struct IterationPlan {
   int64_t compute_units = 0;
 
   std::vector<PlannedLayer> layers;  // aligned with Program::layers
-  // chunk_layers[micro_batch][chunk]: layer indices in forward order.
-  std::vector<std::vector<std::vector<size_t>>> chunk_layers;
+  // passes[k][chunk]: the layer indices of a distinct pass's model chunk, in forward order;
+  // micro-batch i runs pass pass_of[i] (micro-batches listing one layer range share it).
+  std::vector<std::vector<std::vector<size_t>>> passes;
+  std::vector<size_t> pass_of;
   std::vector<size_t> iteration_layers;  // iteration-level rows, file order
   std::vector<GradientBucket> buckets;   // empty without overlap, or when not asked for
 
@@ -100,7 +102,11 @@ struct IterationPlan {
   bool blocking_p2p = false;  // Workload::blocking_p2p
   bool transfer_across_servers = false;
 
-  int64_t micro_batches() const { return static_cast<int64_t>(chunk_layers.size()); }
+  int64_t micro_batches() const { return static_cast<int64_t>(pass_of.size()); }
+  // The layers of each model chunk of micro-batch `micro_batch`'s pass.
+  const std::vector<std::vector<size_t>>& chunk_layers(size_t micro_batch) const {
+    return passes[pass_of[micro_batch]];
+  }
 
   // True when stage `stage` runs `layer` in its model chunk `chunk`.
   bool runs(size_t layer, int64_t stage, int64_t chunk) const {

@@ -29,8 +29,8 @@ class StageBuilder {
     // Room for every task a stage may issue: per pass a start and, per layer, at most three
     // computes, three collectives and the recomputed forwards (untouched room costs nothing).
     size_t tasks = 2 * plan_.layers.size() + 16;
-    for (const auto& pass : plan_.chunk_layers)
-      for (const auto& chunk : pass) {
+    for (size_t mb = 0; mb < plan_.pass_of.size(); ++mb)
+      for (const auto& chunk : plan_.chunk_layers(mb)) {
         tasks += 2;
         for (const size_t l : chunk)
           tasks += 6 + 2 * plan_.layers[l].recompute.size();
@@ -151,7 +151,7 @@ class StageBuilder {
   }
 
   const std::vector<size_t>& layers_of(const PipelineOp& op) const {
-    return plan_.chunk_layers[static_cast<size_t>(op.micro_batch)][static_cast<size_t>(op.chunk)];
+    return plan_.chunk_layers(static_cast<size_t>(op.micro_batch))[static_cast<size_t>(op.chunk)];
   }
 
   void run_forward(size_t l, TaskPhase phase = TaskPhase::Forward) {

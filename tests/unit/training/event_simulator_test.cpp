@@ -233,7 +233,7 @@ TEST(EventSimulator, EveryModelChunkHoldsALayer) {
     w.program.layers[pass.begin] = layer("heavy", ms(1), ms(1), ms(1));
   Diagnostics d;
   const IterationPlan plan = plan_iteration(w, test_cluster(), {}, d);
-  for (const auto& pass : plan.chunk_layers) {
+  for (const auto& pass : plan.passes) {
     ASSERT_EQ(pass.size(), 3u);
     for (size_t c = 0; c < 3; ++c)
       EXPECT_EQ(pass[c].size(), 1u) << "chunk " << c;
