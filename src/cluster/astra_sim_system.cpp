@@ -29,7 +29,6 @@ const std::map<std::string, std::string>& ignored_keys() {
       {"intra-dimension-scheduling", "Orrery issues collectives in the trace's dependency order"},
       {"inter-dimension-scheduling", "Orrery issues collectives in the trace's dependency order"},
       {"collective-optimization", "Orrery sizes each dimension's phase by the data it holds"},
-      {"local-mem-bw", "the local reduction of reduce-scatter steps is not modelled"},
       {"boost-mode", "Orrery itself simulates ranks that run alike once"},
       {"roofline-enabled", "compute is priced by Orrery's device model"},
       {"peak-perf", "compute is priced by Orrery's device model"},
@@ -93,6 +92,11 @@ AstraSimSystem parse_astra_sim_system(const std::string& text, const std::string
         throw InputError({source, line_of(text, key)},
                          "expected 'endpoint-delay' as nanoseconds between 0 and 10^9");
       s.endpoint_delay = Time::from_seconds(value.get<double>() * 1e-9);
+    } else if (key == "local-mem-bw") {
+      if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > 1e6)
+        throw InputError({source, line_of(text, key)},
+                         "expected 'local-mem-bw' as GB/s above 0 and at most 10^6");
+      s.local_memory = Bandwidth::gb_per_second(value.get<double>());
     } else if (key == "all-reduce-implementation") {
       s.all_reduce = names(key);
     } else if (key == "all-gather-implementation") {
@@ -155,6 +159,7 @@ std::optional<Algorithm> apply_astra_sim_system(AstraSimSystem& s, Cluster& clus
   } catch (const std::invalid_argument& e) {
     throw InputError({source, 0}, std::string("the system's settings: ") + e.what());
   }
+  if (s.local_memory) cluster.network.set_reduction_memory(s.local_memory);
   cluster.name += " with system " + source;
   return algorithm;
 }

@@ -10,9 +10,11 @@
 //     direction;
 //   - implementations: ring, direct, halvingDoubling and doubleBinaryTree become Orrery's ring (on
 //     one dimension; hierarchical across several), direct, halving-doubling and tree, when every
-//     collective and dimension names the same one.
-// Keys with no counterpart (scheduling policies, local-mem-bw, boost-mode, roofline) are reported
-// by name, never dropped silently.
+//     collective and dimension names the same one;
+//   - local-mem-bw (GB/s, 10^9 B/s): all-reduces and reduce-scatters pay the time of combining
+//     their received data through that memory (network/local_reduction.h), as ASTRA-sim does.
+// Keys with no counterpart (scheduling policies, boost-mode, roofline) are reported by name,
+// never dropped silently.
 #pragma once
 
 #include <optional>
@@ -25,9 +27,10 @@
 namespace orrery {
 
 struct AstraSimSystem {
-  int64_t dataset_splits = 1;  // preferred-dataset-splits
-  int64_t active_chunks = 1;   // active-chunks-per-dimension
-  Time endpoint_delay;         // endpoint-delay (ns), per step and chunk
+  int64_t dataset_splits = 1;             // preferred-dataset-splits
+  int64_t active_chunks = 1;              // active-chunks-per-dimension
+  Time endpoint_delay;                    // endpoint-delay (ns), per step and chunk
+  std::optional<Bandwidth> local_memory;  // local-mem-bw (GB/s): where reductions combine data
   // Implementations per collective, one per dimension, as the file names them.
   std::vector<std::string> all_reduce, all_gather, reduce_scatter, all_to_all;
   std::vector<std::string> warnings;  // keys and values with no counterpart

@@ -34,6 +34,7 @@ Topology with_params(const Topology& base, size_t d, const Dimension& original, 
   dims[d].base_latency = original.base_latency.scaled(p.scale);
   Topology t(std::move(dims));
   t.set_gpu_memory(base.gpu_memory());
+  t.set_reduction_memory(base.reduction_memory());
   t.set_ideal_links(base.ideal_links());
   return t;
 }

@@ -132,6 +132,20 @@ std::optional<CollectiveKind> collective_kind(int64_t type) {
   }
 }
 
+// The schema's name of a type Orrery does not simulate, for the refusal.
+std::string unsimulated_type(int64_t type) {
+  switch (type) {
+    case pb::GATHER:
+      return std::to_string(type) + " (gather, which Orrery does not simulate)";
+    case pb::SCATTER:
+      return std::to_string(type) + " (scatter, which Orrery does not simulate)";
+    case pb::REDUCE_SCATTER_BLOCK:
+      return std::to_string(type) + " (reduce-scatter-block, which Orrery does not simulate)";
+    default:
+      return std::to_string(type) + " (not a type of schema 0.0.4)";
+  }
+}
+
 void read_collective(const pb::Node& node, const std::string& source, ChakraGroups& groups,
                      GraphTask& t) {
   const int64_t type = required_int(node, "comm_type", source, "the collective, e.g. 0 all-reduce");
@@ -141,7 +155,7 @@ void read_collective(const pb::Node& node, const std::string& source, ChakraGrou
                      ": expected comm_type all-reduce (0), reduce (1), "
                      "all-gather (2), broadcast (5), all-to-all (6), "
                      "reduce-scatter (7) or barrier (9), found " +
-                     std::to_string(type));
+                     unsimulated_type(type));
   t.collective = *kind;
   t.bytes = type == pb::BARRIER
                 ? 0

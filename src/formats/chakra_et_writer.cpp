@@ -99,10 +99,9 @@ pb::Node to_node(const GraphProgram& program, int64_t rank, const RankGraph& g, 
   switch (t.kind) {
     case GraphTaskKind::Compute:
     case GraphTaskKind::Memory:
-      if (t.has_demand) {
-        add_int(node, "num_ops", std::llround(t.flop));
-        add_int(node, "tensor_size", static_cast<int64_t>(t.bytes));
-      } else if (t.kind == GraphTaskKind::Memory) {
+      // A demand, or the work behind a priced duration (read back, the duration wins).
+      if (t.has_demand || t.flop > 0 || t.bytes > 0) {
+        if (t.kind == GraphTaskKind::Compute) add_int(node, "num_ops", std::llround(t.flop));
         add_int(node, "tensor_size", static_cast<int64_t>(t.bytes));
       }
       break;

@@ -6,7 +6,8 @@
 // `orrery_duration_ps` (what Orrery reads back), and as Chakra's duration_micros, rounded to the
 // nearest microsecond (what other tools read). Collectives carry comm_type, comm_size (all-gather:
 // each rank's share) and pg_name; sends and receives comm_src, comm_dst, comm_size and comm_tag;
-// compute nodes num_ops and tensor_size when a compute demand is known.
+// compute nodes num_ops and tensor_size (FLOPs and device-memory bytes) when a compute demand or
+// the work behind a priced duration is known, beside the duration.
 #pragma once
 
 #include <ostream>

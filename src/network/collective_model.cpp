@@ -4,6 +4,7 @@
 
 #include "engine/kernel.h"
 #include "network/leaf_loads.h"
+#include "network/local_reduction.h"
 
 namespace orrery {
 namespace {
@@ -268,7 +269,8 @@ Time CollectiveModel::latency_with(Algorithm a, CollectiveKind kind, Protocol p)
 Time CollectiveModel::time_with(Algorithm a, CollectiveKind kind, double s, Protocol p) const {
   const Topology& t = topology();
   const Time own =
-      t.ideal_links() ? Time::zero() : own_shard_time(kind, s, shape_.ranks, t.gpu_memory());
+      (t.ideal_links() ? Time::zero() : own_shard_time(kind, s, shape_.ranks, t.gpu_memory())) +
+      local_reduction_time(kind, s, shape_.ranks, t.reduction_memory());
   const double link_seconds = transfer_seconds(a, kind, s);
   return own + Time::from_seconds(link_seconds * protocol_rate(a, kind, s, p, link_seconds)) +
          latency_with(a, kind, p);
@@ -353,9 +355,9 @@ CollectiveFlowPlan flow_plan(const CollectiveModel& model, CollectiveKind kind, 
                                           : r.network ? protocol.network_hop_scale
                                                       : protocol.hop_scale);
   }
-  const Time own = t.ideal_links() ? Time::zero()
-                                   : own_shard_time(kind, s, static_cast<int64_t>(members.size()),
-                                                    t.gpu_memory());
+  const auto n = static_cast<int64_t>(members.size());
+  const Time own = (t.ideal_links() ? Time::zero() : own_shard_time(kind, s, n, t.gpu_memory())) +
+                   local_reduction_time(kind, s, n, t.reduction_memory());
   if (own > Time::zero()) {
     FlowStep copy;
     copy.runs = {{1, own}};

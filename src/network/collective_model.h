@@ -66,7 +66,8 @@ class CollectiveModel {
   // the fastest time that decomposes, whether or not auto would use it.
   Algorithm flow_algorithm(CollectiveKind kind, Bytes bytes, Algorithm forced) const;
 
-  // The parts of a time (time() = own-shard copy + transfer_seconds x protocol_rate + latency):
+  // The parts of a time (time() = own-shard copy + local reduction (local_reduction.h) +
+  // transfer_seconds x protocol_rate + latency):
   // the transfers at the links' full rate, with no protocol and no latency;
   double transfer_seconds(Algorithm algorithm, CollectiveKind kind, double bytes) const;
   // the factor the protocol puts on them: its ramp and payload fraction (protocol.h), NCCL's
@@ -122,7 +123,8 @@ class CollectiveModel {
 // What the flow mode runs for one collective among `members` (GPU ids; the model's group or one
 // placed alike): flow_algorithm()'s choice, the protocol the closed form picks for it, and its
 // steps with that protocol applied (every transfer's bytes times its rate factor, each step's
-// latency_scale set), then the own-shard copy as a last step of no transfers.
+// latency_scale set), then the own-shard copy and any local reduction (local_reduction.h) as a
+// last step of no transfers.
 struct CollectiveFlowPlan {
   Algorithm algorithm = Algorithm::Ring;
   Protocol protocol = Protocol::Simple;

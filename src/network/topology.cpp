@@ -126,6 +126,7 @@ int64_t Topology::coordinate(int64_t rank, size_t d) const {
 Topology Topology::with_dimensions(std::vector<Dimension> dimensions) const {
   Topology t(std::move(dimensions));
   t.gpu_memory_ = gpu_memory_;
+  t.reduction_memory_ = reduction_memory_;
   t.ideal_links_ = ideal_links_;
   return t;
 }

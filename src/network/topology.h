@@ -117,8 +117,14 @@ class Topology {
   bool ideal_links() const { return ideal_links_; }
   void set_ideal_links(bool ideal) { ideal_links_ = ideal; }
 
-  // The same network with other dimensions (overrides of sizes or links): the GPU memory and
-  // the ideal-links setting carry over. Throws as the constructor does.
+  // The local memory reducing collectives combine received data through, when a peer's
+  // convention charges that time (ASTRA-sim's local-mem-bw, network/local_reduction.h); unset in
+  // Orrery's own model.
+  std::optional<Bandwidth> reduction_memory() const { return reduction_memory_; }
+  void set_reduction_memory(std::optional<Bandwidth> bandwidth) { reduction_memory_ = bandwidth; }
+
+  // The same network with other dimensions (overrides of sizes or links): the GPU memory, the
+  // reduction memory and the ideal-links setting carry over. Throws as the constructor does.
   Topology with_dimensions(std::vector<Dimension> dimensions) const;
 
   // Equal dimensions, GPU memory and ideal-links setting: the same network to price on.
@@ -132,6 +138,7 @@ class Topology {
  private:
   std::vector<Dimension> dims_;
   std::optional<Bandwidth> gpu_memory_;
+  std::optional<Bandwidth> reduction_memory_;
   bool ideal_links_ = false;
 };
 

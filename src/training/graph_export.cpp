@@ -99,9 +99,36 @@ int64_t tag_of(StageStream stream) {
   return stream == StageStream::ForwardLink ? 0 : 1;
 }
 
+// What a compute task does, summed over the layer phases it runs (a task may run several back to
+// back): floating-point operations and device-memory bytes of their kernels; zero where the
+// workload gives times only.
+struct ComputeWork {
+  double flop = 0;
+  Bytes bytes = 0;
+};
+
+const Phase& phase_run(const Layer& layer, TaskPhase phase) {
+  if (phase == TaskPhase::InputGrad) return layer.input_grad;
+  if (phase == TaskPhase::WeightGrad) return layer.weight_grad;
+  return layer.forward;  // forward, and recompute runs it again
+}
+
+std::vector<ComputeWork> compute_work(const Program& program, const StageProgram& p) {
+  std::vector<ComputeWork> work(p.tasks.size());
+  for (const TaskLabel& l : p.labels) {
+    if (p.tasks[l.task].kind != StageTaskKind::Compute || l.layer < 0) continue;
+    for (const ComputeDemand& k :
+         phase_run(program.layers[static_cast<size_t>(l.layer)], l.phase).kernels) {
+      work[l.task].flop += k.flop;
+      work[l.task].bytes += k.bytes;
+    }
+  }
+  return work;
+}
+
 // One rank's graph from its stage's program.
-RankGraph rank_graph(const StageProgram& p, int64_t rank, const RankLayout& layout,
-                     GroupTable& groups, const IterationPlan& plan,
+RankGraph rank_graph(const StageProgram& p, const std::vector<ComputeWork>& work, int64_t rank,
+                     const RankLayout& layout, GroupTable& groups, const IterationPlan& plan,
                      const std::map<int64_t, std::pair<int64_t, StageStream>>& from) {
   RankGraph g;
   std::vector<uint32_t> index(p.tasks.size());
@@ -127,6 +154,8 @@ RankGraph rank_graph(const StageProgram& p, int64_t rank, const RankLayout& layo
     t.duration = s.duration;
     switch (s.kind) {
       case StageTaskKind::Compute:
+        t.flop = work[i].flop;
+        t.bytes = work[i].bytes;
         break;
       case StageTaskKind::Collective:
         t.kind = GraphTaskKind::Collective;
@@ -162,15 +191,20 @@ RankGraph rank_graph(const StageProgram& p, int64_t rank, const RankLayout& layo
 GraphProgram export_task_graphs(const Workload& workload, const Cluster& cluster,
                                 const SimulationOptions& options, Diagnostics& diagnostics) {
   const IterationPlan plan = plan_iteration(workload, cluster, options, diagnostics);
-  const IterationPrograms programs = build_stage_programs(plan);
+  const IterationPrograms programs = build_stage_programs(plan, /*labels=*/true);
   const RankLayout layout(plan.parallelism,
                           options.placement ? *options.placement : cluster.placement);
   const auto from = senders(programs);
   GraphProgram out;
   GroupTable groups(out, layout);
-  for (int64_t r = 0; r < layout.world(); ++r)
-    out.ranks.push_back(rank_graph(programs.stages[static_cast<size_t>(layout.stage(r))], r, layout,
-                                   groups, plan, from));
+  std::vector<std::vector<ComputeWork>> work;
+  for (const StageProgram& p : programs.stages)
+    work.push_back(compute_work(workload.program, p));
+  for (int64_t r = 0; r < layout.world(); ++r) {
+    const auto stage = static_cast<size_t>(layout.stage(r));
+    out.ranks.push_back(
+        rank_graph(programs.stages[stage], work[stage], r, layout, groups, plan, from));
+  }
   return out;
 }
 

@@ -35,7 +35,7 @@ struct GraphTask {
   int32_t group = -1;            // Collective: index into GraphProgram::groups; -1: every rank
   uint64_t node = 0;             // the task's id in its file, for messages
   std::optional<Time> duration;  // given by the file; absent: priced
-  double flop = 0;               // Compute with a demand: floating-point operations
+  double flop = 0;               // Compute: FLOPs (priced only without a duration)
   Bytes bytes = 0;               // Collective, Send, Recv, Memory; Compute: memory traffic
   int64_t peer = -1;             // Send, Recv: the other rank
   int64_t tag = 0;               // Send, Recv

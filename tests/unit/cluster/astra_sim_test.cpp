@@ -7,6 +7,7 @@
 #include "cluster/astra_sim_system.h"
 #include "cluster/cluster.h"
 #include "core/diagnostics.h"
+#include "network/collective_model.h"
 
 namespace orrery {
 namespace {
@@ -124,15 +125,42 @@ TEST(AstraSimSystem, OneImplementationEverywhereIsTheAlgorithm) {
   EXPECT_DOUBLE_EQ(c.network[0].link_bandwidth.in_bytes_per_second(), 25.0 * 1073741824.0);
 }
 
-// Keys with no counterpart / warned of by name (local-mem-bw: the local reduction is not
-// modelled), never dropped silently.
+// Keys with no counterpart / warned of by name, never dropped silently; local-mem-bw is used, so
+// not warned of.
 TEST(AstraSimSystem, IgnoredKeysAreWarnedOfByName) {
   const AstraSimSystem s = parse_astra_sim_system(kSystem, "sys.json");
   std::string all;
   for (const std::string& w : s.warnings)
     all += w + "\n";
-  EXPECT_NE(all.find("'local-mem-bw'"), std::string::npos) << all;
+  EXPECT_EQ(all.find("'local-mem-bw'"), std::string::npos) << all;
   EXPECT_NE(all.find("'scheduling-policy'"), std::string::npos) << all;
+}
+
+// local-mem-bw 1600 (GB/s, 10^9 B/s) becomes the memory reductions run through: a ring
+// reduce-scatter of 1 MiB on the ring of 4 pays 3 x 3/4 x 2^20 B / 1.6e12 B/s = 1,474,560 ps
+// more than without it (network/local_reduction.h), an all-gather nothing more, because only
+// reducing collectives combine received data.
+TEST(AstraSimSystem, LocalMemoryBandwidthChargesReductions) {
+  const AstraSimSystem s = parse_astra_sim_system(kSystem, "sys.json");
+  ASSERT_TRUE(s.local_memory);
+  EXPECT_DOUBLE_EQ(s.local_memory->in_bytes_per_second(), 1.6e12);
+  Cluster with = parse_cluster_yaml(kTwoDimensions, "net.yml");
+  AstraSimSystem copy = s;
+  apply_astra_sim_system(copy, with, "sys.json");
+  ASSERT_TRUE(with.network.reduction_memory());
+  Cluster without = with;
+  without.network.set_reduction_memory(std::nullopt);
+  const auto time = [](const Cluster& c, CollectiveKind kind) {
+    const LinkGraph links(c.network, 8);
+    const CollectiveModel model(links, {{0, 1, 2, 3}});
+    return model.time(Algorithm::Ring, kind, Bytes{1} << 20).value();
+  };
+  EXPECT_EQ(
+      time(with, CollectiveKind::ReduceScatter) - time(without, CollectiveKind::ReduceScatter),
+      Time::from_ps(1'474'560));
+  EXPECT_EQ(time(with, CollectiveKind::AllGather), time(without, CollectiveKind::AllGather));
+  EXPECT_NE(error_of([] { parse_astra_sim_system("{\n\"local-mem-bw\": 0}", "s.json"); }),
+            "(no error)");
 }
 
 TEST(AstraSimSystem, ErrorsNameTheLine) {

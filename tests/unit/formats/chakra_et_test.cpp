@@ -2,8 +2,10 @@
 // bundled traces, node types and attributes, and every kind of broken file refused in one line.
 #include <gtest/gtest.h>
 
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
+#include <map>
 #include <sstream>
 
 #include "chakra_et.pb.h"
@@ -127,6 +129,43 @@ TEST(ChakraEt, NodeTypesAndDependencies) {
   EXPECT_EQ(g.deps[g.tasks[3].deps_begin], 2u);
 }
 
+// Every CollectiveCommType of schema 0.0.4 is either read as the collective it names or refused
+// naming it, because a trace of gathers must not run as something else.
+TEST(ChakraEt, EveryCollectiveTypeIsReadOrRefusedByName) {
+  const std::vector<std::pair<int64_t, CollectiveKind>> read_as = {
+      {pb::ALL_REDUCE, CollectiveKind::AllReduce},
+      {pb::REDUCE, CollectiveKind::Reduce},
+      {pb::ALL_GATHER, CollectiveKind::AllGather},
+      {pb::BROADCAST, CollectiveKind::Broadcast},
+      {pb::ALL_TO_ALL, CollectiveKind::AllToAll},
+      {pb::REDUCE_SCATTER, CollectiveKind::ReduceScatter},
+      {pb::BARRIER, CollectiveKind::AllReduce}};
+  for (const auto& [type, kind] : read_as) {
+    pb::Node coll = node(1, pb::COMM_COLL_NODE);
+    add_int(coll, "comm_type", type);
+    add_int(coll, "comm_size", 64);
+    GraphProgram program;
+    const RankGraph g = read(stream_of({coll}), program);
+    EXPECT_EQ(g.tasks.at(0).collective, kind) << "comm_type " << type;
+    // A barrier moves nothing, whatever size the node gives.
+    EXPECT_EQ(g.tasks.at(0).bytes, type == pb::BARRIER ? 0u : 64u) << "comm_type " << type;
+  }
+  const std::vector<std::pair<int64_t, std::string>> refused = {
+      {pb::GATHER, "found 3 (gather, which Orrery does not simulate)"},
+      {pb::SCATTER, "found 4 (scatter, which Orrery does not simulate)"},
+      {pb::REDUCE_SCATTER_BLOCK, "found 8 (reduce-scatter-block, which Orrery does not simulate)"},
+      {10, "found 10 (not a type of schema 0.0.4)"}};
+  for (const auto& [type, says] : refused) {
+    pb::Node coll = node(7, pb::COMM_COLL_NODE);
+    add_int(coll, "comm_type", type);
+    add_int(coll, "comm_size", 64);
+    const std::string error = error_of(stream_of({coll}));
+    EXPECT_NE(error.find("t.0.et: node 7: expected comm_type all-reduce (0)"), std::string::npos)
+        << error;
+    EXPECT_NE(error.find(says), std::string::npos) << error;
+  }
+}
+
 TEST(ChakraEt, OtherVersionsAreRefusedNamingTheVersion) {
   EXPECT_NE(error_of(stream_of({}, "0.0.3"))
                 .find("t.0.et: expected schema version 0.0.4, found "
@@ -195,6 +234,37 @@ TEST(ChakraEt, WrittenTracesReadBack) {
   EXPECT_EQ(g.tasks[1].duration, Time::from_ps(99));
   EXPECT_EQ(w.graph->groups.at(static_cast<size_t>(g.tasks[1].group)),
             (std::vector<int64_t>{0, 1}));
+}
+
+// A priced compute task keeps its FLOPs and bytes as num_ops and tensor_size beside its duration,
+// because other tools read the work from them; read back, the exact duration still decides.
+TEST(ChakraEt, PricedComputeCarriesItsWorkAsAttributes) {
+  GraphProgram p;
+  RankGraph& g = p.ranks.emplace_back();
+  GraphTask c;
+  c.duration = Time::from_ps(2'500'000);
+  c.flop = 5e9;
+  c.bytes = 4096;
+  g.tasks.push_back(c);
+  std::ostringstream out;
+  write_chakra_rank(out, p, 0, "w");
+  const std::string bytes = out.str();
+  google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+  pb::GlobalMetadata m;
+  pb::Node n;
+  ASSERT_TRUE(google::protobuf::util::ParseDelimitedFromZeroCopyStream(&m, &raw, nullptr));
+  ASSERT_TRUE(google::protobuf::util::ParseDelimitedFromZeroCopyStream(&n, &raw, nullptr));
+  std::map<std::string, int64_t> attrs;
+  for (const pb::AttributeProto& a : n.attr())
+    if (a.value_case() == pb::AttributeProto::kInt64Val) attrs[a.name()] = a.int64_val();
+  EXPECT_EQ(attrs["num_ops"], 5'000'000'000);
+  EXPECT_EQ(attrs["tensor_size"], 4096);
+  EXPECT_EQ(attrs["orrery_duration_ps"], 2'500'000);
+  EXPECT_EQ(n.duration_micros(), 3u);  // 2.5 us rounded to the nearest microsecond
+  GraphProgram back;
+  const RankGraph r = read(bytes, back);
+  EXPECT_EQ(r.tasks.at(0).duration, Time::from_ps(2'500'000));
+  EXPECT_FALSE(r.tasks.at(0).has_demand);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // Event mode on task graphs (training/graph_simulator.h): times derived by hand on a small ring,
 // messages matched across ranks, broken graphs refused naming the node, and alike ranks simulated
-// once.
+// once; the export of a layer-wise workload as task graphs (training/graph_export.h).
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "cluster/cluster.h"
+#include "synthetic_workloads.h"
 #include "training/event_simulator.h"
+#include "training/graph_export.h"
 #include "training/graph_flow_simulator.h"
 #include "training/graph_tasks.h"
 #include "training/rank_classes.h"
@@ -201,7 +203,7 @@ TEST(GraphSimulator, PipelineStagesAreSimulatedOncePerStage) {
   EXPECT_NE(b.warnings[0].message.find("6 ranks run alike in 3 class(es)"), std::string::npos)
       << b.warnings[0].message;
   EXPECT_EQ(collapsed.simulated_tasks, 3 + 4 + 3);  // ranks 0, 2 and 4: their own tasks
-  const Cluster cluster = ring(6);  // the pricer keeps a reference to its network
+  const Cluster cluster = ring(6);                  // the pricer keeps a reference to its network
   GraphPricer pricer(*b.w.graph, cluster, Algorithm::Auto);
   const GraphTasks every = build_graph_tasks(*b.w.graph, every_rank(6), pricer);
   EXPECT_EQ(collapsed.iteration_time, engine::simulate(every.graph).makespan);
@@ -230,6 +232,44 @@ TEST(GraphSimulator, FlowModeSharesLinks) {
   const Result event = collective.run(ring(8));
   EXPECT_NEAR(static_cast<double>(collective.run(ring(8), true).iteration_time.ps()),
               static_cast<double>(event.iteration_time.ps()), 20);  // 1 ps per step
+}
+
+// A layer whose phases give kernels: forward 100 FLOP and 10 B (two kernels), input gradient 200
+// FLOP and 20 B, weight gradient 300 FLOP and 30 B; 10, 20 and 30 us. Passes of 2 such layers, 2
+// micro-batches, 2 stages; layers without a stage set run on every stage (as SimAI files describe
+// one stage), so every rank's compute runs 2 x 2 layers: 4 x 600 = 2,400 FLOP, 4 x 60 = 240 B and
+// 4 x 60 = 240 us, whichever tasks the schedule merges, because the exported trace must carry the
+// work its durations price.
+TEST(GraphExport, ComputeTasksCarryTheirKernelsWork) {
+  Layer body = testing::layer("l", testing::us(10), testing::us(20), testing::us(30));
+  const auto kernel = [](double flop, Bytes bytes) {
+    ComputeDemand k;
+    k.flop = flop;
+    k.bytes = bytes;
+    return k;
+  };
+  body.forward.kernels = {kernel(60, 4), kernel(40, 6)};
+  body.input_grad.kernels = {kernel(200, 20)};
+  body.weight_grad.kernels = {kernel(300, 30)};
+  const Workload w = testing::uniform_workload(2, 2, 2, body);
+  Diagnostics d;
+  const GraphProgram g = export_task_graphs(w, testing::test_cluster(), {}, d);
+  ASSERT_EQ(g.ranks.size(), 2u);
+  for (const RankGraph& rank : g.ranks) {
+    double flop = 0;
+    Bytes bytes = 0;
+    Time busy;
+    for (const GraphTask& t : rank.tasks) {
+      if (t.kind != GraphTaskKind::Compute) continue;
+      EXPECT_FALSE(t.has_demand);  // priced already: the duration is what runs
+      flop += t.flop;
+      bytes += t.bytes;
+      busy += t.duration.value_or(Time::zero());
+    }
+    EXPECT_DOUBLE_EQ(flop, 2400);
+    EXPECT_EQ(bytes, 240u);
+    EXPECT_EQ(busy, testing::us(240));
+  }
 }
 
 }  // namespace
