@@ -54,6 +54,18 @@ class Kernel {
     on_done_[id] = done;
   }
 
+  // Starts amounts.size() activities now as one batch (FairShare::start_batch), each firing `done`
+  // when it ends: the same as start() for each in order.
+  void start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
+                   std::span<const double> amounts, Event done, uint32_t tag = 0) {
+    started_.clear();
+    sharing_.start_batch(links, path_begin, amounts, now_, tag, started_);
+    for (const FairShare::ActivityId id : started_) {
+      if (on_done_.size() <= id) on_done_.resize(id + 1);
+      on_done_[id] = done;
+    }
+  }
+
   // Runs until no event is pending and no activity is in flight, calling handle(Event) for each.
   template <class Handler>
   void run(Handler&& handle);
@@ -73,7 +85,7 @@ class Kernel {
 
   FairShare sharing_;
   std::vector<Event> on_done_;  // by activity id
-  std::vector<FairShare::ActivityId> done_;
+  std::vector<FairShare::ActivityId> done_, started_;
   std::priority_queue<Timed, std::vector<Timed>, std::greater<>> timed_;
   uint64_t seq_ = 0;
   Time now_;
