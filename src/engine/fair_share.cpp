@@ -271,12 +271,17 @@ void FairShare::solve_batch(uint32_t b, Time now) {
       release_batch(b);
       return;
     }
+  // Not solved before, every member still has the (equal) amount it started with.
+  const Activity& first = activities_[members.front()];
+  const double remaining =
+      std::max(0.0, first.remaining - first.rate * (now - first.updated).seconds());
+  const Time completion = now + duration(remaining, rate);
   for (const ActivityId id : members) {
     Activity& f = activities_[id];
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated).seconds());
+    f.remaining = remaining;
     f.updated = now;
     f.rate = rate;
-    f.completion = now + duration(f.remaining, rate);
+    f.completion = completion;
     ++f.version;
     for (const ResourceId l : f.path) {
       flush_resource(l, now);
@@ -292,8 +297,7 @@ void FairShare::solve_batch(uint32_t b, Time now) {
       solved_round_[l] = round_;
     }
   }
-  completions_.push(
-      {activities_[members.front()].completion, {kBatchKey | b, batches_[b].version}});
+  completions_.push({completion, {kBatchKey | b, batches_[b].version}});
 }
 
 // A resource left with no activity: a component of its own, with no rate.
