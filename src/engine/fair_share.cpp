@@ -261,16 +261,27 @@ double FairShare::isolated_rate(ActivityId id) const {
   return rate;
 }
 
-// A batch's first solve: every member alone at one rate x, solved together (the steps of
-// solve_component for a component of one activity), or else broken up into single activities.
+// A batch's first solve: the members alone on their paths at the rate x of the first such member
+// are solved together (the steps of solve_component for a component of one activity); the others
+// leave the batch.
 void FairShare::solve_batch(uint32_t b, Time now) {
-  const std::vector<ActivityId>& members = batches_[b].members;
-  const double rate = isolated_rate(members.front());
-  for (const ActivityId id : members)
-    if (rate < 0 || isolated_rate(id) != rate) {
-      release_batch(b);
-      return;
+  std::vector<ActivityId>& members = batches_[b].members;
+  double rate = -1;
+  size_t kept = 0;
+  for (const ActivityId id : members) {
+    const double x = isolated_rate(id);
+    if (x < 0 || (rate >= 0 && x != rate)) {
+      activities_[id].batch = kNoBatch;  // solved one by one, from its resources in dirty_
+    } else {
+      rate = x;
+      members[kept++] = id;
     }
+  }
+  members.resize(kept);
+  if (members.empty()) {
+    release_batch(b);
+    return;
+  }
   // Not solved before, every member still has the (equal) amount it started with.
   const Activity& first = activities_[members.front()];
   const double remaining =

@@ -26,13 +26,13 @@
 //
 //   x_i = min_{r in path_i} C_r        and every resource r of path_i carries x_i of C_r,
 //
-// so if all x_i are equal to one x, all members end together at t + ceil(W / x) and the batch
-// keeps one completion for all of them instead of k. Otherwise (members sharing a resource with
-// each other or with another activity, or unequal x_i) the members are solved one by one, and a
-// member whose component changes later (another activity joins one of its resources) leaves the
-// batch and is solved alone from then on. The arithmetic is the same as one by one, so rates,
-// completion times, usage and the order in which complete() reports ids are exactly those of k
-// start() calls; only the work is shared. Per-resource usage (units served, busy time, peak
+// so the members alone at one rate x (that of the first member alone) end together at
+// t + ceil(W / x) and the batch keeps one completion for all of them instead of one each. The
+// others (sharing a resource with each other or with another activity, or at another rate) leave
+// the batch and are solved one by one, and so does a member whose component changes later
+// (another activity joins one of its resources). The arithmetic is the same as one by one, so
+// rates, completion times, usage and the order in which complete() reports ids are exactly those of
+// k start() calls; only the work is shared. Per-resource usage (units served, busy time, peak
 // utilisation) is kept as rates change, in all and per tag (whose activity it is, e.g. one tag per
 // job).
 #pragma once
