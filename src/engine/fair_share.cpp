@@ -57,6 +57,7 @@ FairShare::ActivityId FairShare::start(std::span<const ResourceId> path, double 
   f.rate = 0;
   f.updated = now;
   f.tag = tag;
+  f.batch = kNoBatch;
   f.active = true;
   ++f.version;
   ++activities_started_;
@@ -74,6 +75,47 @@ FairShare::ActivityId FairShare::start(std::span<const ResourceId> path, double 
     dirty_.push_back(l);
   }
   return id;
+}
+
+void FairShare::start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
+                            std::span<const double> amounts, Time now, uint32_t tag,
+                            std::vector<ActivityId>& ids) {
+  const size_t first = ids.size();
+  bool alike = amounts.size() > 1 && amounts[0] > 0;
+  for (size_t i = 0; i < amounts.size(); ++i) {
+    const auto path = links.subspan(path_begin[i], path_begin[i + 1] - path_begin[i]);
+    ids.push_back(start(path, amounts[i], now, tag));
+    alike = alike && amounts[i] == amounts[0] && !path.empty();
+  }
+  if (!alike) return;
+  uint32_t b;
+  if (!free_batches_.empty()) {
+    b = free_batches_.back();
+    free_batches_.pop_back();
+  } else {
+    b = static_cast<uint32_t>(batches_.size());
+    batches_.emplace_back();
+  }
+  batches_[b].members.assign(ids.begin() + static_cast<std::ptrdiff_t>(first), ids.end());
+  for (const ActivityId id : batches_[b].members)
+    activities_[id].batch = b;
+  pending_batches_.push_back(b);
+}
+
+void FairShare::release_batch(uint32_t b) {
+  for (const ActivityId id : batches_[b].members)
+    activities_[id].batch = kNoBatch;
+  batches_[b].members.clear();
+  ++batches_[b].version;
+  free_batches_.push_back(b);
+}
+
+void FairShare::leave_batch(ActivityId id) {
+  const uint32_t b = activities_[id].batch;
+  auto& members = batches_[b].members;
+  members.erase(std::find(members.begin(), members.end(), id));
+  activities_[id].batch = kNoBatch;
+  if (members.empty()) release_batch(b);
 }
 
 void FairShare::flush_resource(ResourceId l, Time now) {
@@ -110,7 +152,7 @@ void FairShare::flush_usage(Time now) {
     flush_resource(l, now);
 }
 
-void FairShare::detach(ActivityId id) {
+void FairShare::detach(ActivityId id) {  // in ascending id order within one complete()
   Activity& f = activities_[id];
   for (size_t k = 0; k < f.path.size(); ++k) {
     auto& list = on_resource_[f.path[k]];
@@ -133,35 +175,59 @@ void FairShare::detach(ActivityId id) {
   free_.push_back(id);
 }
 
+// Stale entries: the activity ended or its rate changed since; the batch ended or broke up.
+bool FairShare::valid(std::pair<uint32_t, uint32_t> key) const {
+  if (key.first & kBatchKey) {
+    const Batch& b = batches_[key.first & ~kBatchKey];
+    return !b.members.empty() && b.version == key.second;
+  }
+  const Activity& f = activities_[key.first];
+  return f.active && f.version == key.second;
+}
+
 Time FairShare::solve_and_peek() {
   solve_dirty(solved_at_);
   while (!completions_.empty()) {
-    const auto& [time, key] = completions_.top();
-    const Activity& f = activities_[key.first];
-    if (f.active && f.version == key.second) return time;
-    completions_.pop();  // stale: the activity ended or its rate changed since
+    if (valid(completions_.top().second)) return completions_.top().first;
+    completions_.pop();
   }
   return Time::max();
 }
 
 void FairShare::complete(Time now, std::vector<ActivityId>& done) {
+  const size_t first = done.size();
   while (!completions_.empty() && completions_.top().first <= now) {
-    const auto [time, key] = completions_.top();
+    const auto key = completions_.top().second;
     completions_.pop();
-    Activity& f = activities_[key.first];
-    if (!f.active || f.version != key.second) continue;
-    detach(key.first);
-    done.push_back(key.first);
+    if (!valid(key)) continue;
+    if (key.first & kBatchKey) {
+      const uint32_t b = key.first & ~kBatchKey;
+      done.insert(done.end(), batches_[b].members.begin(), batches_[b].members.end());
+      release_batch(b);
+    } else {
+      done.push_back(key.first);
+    }
   }
+  // Everything popped ends at `now`; one by one, the ids would have come out in ascending order.
+  std::sort(done.begin() + static_cast<std::ptrdiff_t>(first), done.end());
+  for (size_t i = first; i < done.size(); ++i)
+    detach(done[i]);
   solved_at_ = now;
 }
 
 void FairShare::solve_dirty(Time now) {
   ++round_;
+  for (const uint32_t b : pending_batches_)
+    solve_batch(b, now);
+  pending_batches_.clear();
   while (!dirty_.empty()) {
     const ResourceId seed = dirty_.back();
     dirty_.pop_back();
     if (solved_round_[seed] == round_) continue;  // its component is already solved
+    if (on_resource_[seed].empty()) {
+      solve_idle(seed, now);
+      continue;
+    }
     // Collect the component of `seed`: resources and activities reachable through shared resources.
     ++epoch_;
     comp_resources_.assign(1, seed);
@@ -185,6 +251,83 @@ void FairShare::solve_dirty(Time now) {
   }
 }
 
+// A member's rate when it is alone on every resource of its path (-1 if it is not).
+double FairShare::isolated_rate(ActivityId id) const {
+  double rate = std::numeric_limits<double>::infinity();
+  for (const ResourceId l : activities_[id].path) {
+    if (on_resource_[l].size() != 1) return -1;
+    rate = std::min(rate, capacity_[l]);
+  }
+  return rate;
+}
+
+// A batch's first solve: the members alone on their paths at the rate x of the first such member
+// are solved together (the steps of solve_component for a component of one activity); the others
+// leave the batch.
+void FairShare::solve_batch(uint32_t b, Time now) {
+  std::vector<ActivityId>& members = batches_[b].members;
+  double rate = -1;
+  size_t kept = 0;
+  for (const ActivityId id : members) {
+    const double x = isolated_rate(id);
+    if (x < 0 || (rate >= 0 && x != rate)) {
+      activities_[id].batch = kNoBatch;  // solved one by one, from its resources in dirty_
+    } else {
+      rate = x;
+      members[kept++] = id;
+    }
+  }
+  members.resize(kept);
+  if (members.empty()) {
+    release_batch(b);
+    return;
+  }
+  // Not solved before, every member still has the (equal) amount it started with.
+  const Activity& first = activities_[members.front()];
+  const double remaining =
+      std::max(0.0, first.remaining - first.rate * (now - first.updated).seconds());
+  const Time completion = now + duration(remaining, rate);
+  for (const ActivityId id : members) {
+    Activity& f = activities_[id];
+    f.remaining = remaining;
+    f.updated = now;
+    f.rate = rate;
+    f.completion = completion;
+    ++f.version;
+    for (const ResourceId l : f.path) {
+      flush_resource(l, now);
+      residual_[l] = capacity_[l] - rate;
+      settle(l, now);
+      if (!tag_rate_.empty()) {
+        for (auto& rates : tag_rate_)
+          rates[l] = 0;
+        tag_rate_[f.tag][l] = rate;
+        Usage& st = tag_usage_[f.tag][l];
+        st.peak = std::max(st.peak, rate / capacity_[l]);
+      }
+      solved_round_[l] = round_;
+    }
+  }
+  completions_.push({completion, {kBatchKey | b, batches_[b].version}});
+}
+
+// A resource left with no activity: a component of its own, with no rate.
+void FairShare::solve_idle(ResourceId l, Time now) {
+  flush_resource(l, now);
+  residual_[l] = capacity_[l];
+  settle(l, now);
+  for (auto& rates : tag_rate_)
+    rates[l] = 0;
+  solved_round_[l] = round_;
+}
+
+// The rate through `l` once its residual capacity is known: usage, peak and recorded history.
+void FairShare::settle(ResourceId l, Time now) {
+  rate_on_[l] = std::max(0.0, capacity_[l] - residual_[l]);
+  usage_[l].peak = std::max(usage_[l].peak, rate_on_[l] / capacity_[l]);
+  if (recorded_[l]) note_rate(l, now);
+}
+
 void FairShare::solve_component(Time now) {
   for (const ResourceId l : comp_resources_) {
     flush_resource(l, now);
@@ -192,6 +335,7 @@ void FairShare::solve_component(Time now) {
     unfrozen_on_[l] = static_cast<uint32_t>(on_resource_[l].size());
   }
   for (const ActivityId id : comp_activities_) {
+    if (activities_[id].batch != kNoBatch) leave_batch(id);
     Activity& f = activities_[id];
     f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated).seconds());
     f.updated = now;
@@ -222,11 +366,8 @@ void FairShare::solve_component(Time now) {
     f.completion = now + duration(f.remaining, f.rate);
     completions_.push({f.completion, {id, ++f.version}});
   }
-  for (const ResourceId l : comp_resources_) {
-    rate_on_[l] = std::max(0.0, capacity_[l] - residual_[l]);
-    usage_[l].peak = std::max(usage_[l].peak, rate_on_[l] / capacity_[l]);
-    if (recorded_[l]) note_rate(l, now);
-  }
+  for (const ResourceId l : comp_resources_)
+    settle(l, now);
   if (!tag_rate_.empty()) {
     for (const ResourceId l : comp_resources_)
       for (auto& rates : tag_rate_)

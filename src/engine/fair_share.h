@@ -18,8 +18,23 @@
 //
 // Rates are recomputed only when an activity starts or ends, and only for the component it
 // belongs to, so the cost grows with the number of activities and rate changes, never with
-// simulated time. Per-resource usage (units served, busy time, peak utilisation) is kept as rates
-// change, in all and per tag (whose activity it is, e.g. one tag per job).
+// simulated time.
+//
+// A batch (start_batch) is k activities started together with equal amounts W, e.g. the flows of
+// one collective step. When, at its first solve, every member i is alone on every resource of its
+// path, each is a component of its own and the equations above reduce to
+//
+//   x_i = min_{r in path_i} C_r        and every resource r of path_i carries x_i of C_r,
+//
+// so the members alone at one rate x (that of the first member alone) end together at
+// t + ceil(W / x) and the batch keeps one completion for all of them instead of one each. The
+// others (sharing a resource with each other or with another activity, or at another rate) leave
+// the batch and are solved one by one, and so does a member whose component changes later
+// (another activity joins one of its resources). The arithmetic is the same as one by one, so
+// rates, completion times, usage and the order in which complete() reports ids are exactly those of
+// k start() calls; only the work is shared. Per-resource usage (units served, busy time, peak
+// utilisation) is kept as rates change, in all and per tag (whose activity it is, e.g. one tag per
+// job).
 #pragma once
 
 #include <cstdint>
@@ -51,6 +66,13 @@ class FairShare {
   // or no work ends at once. The id stays valid until the activity is reported complete, then may
   // be reused. `tag` (below tags()) says whose activity it is, for per-tag usage.
   ActivityId start(std::span<const ResourceId> path, double amount, Time now, uint32_t tag = 0);
+
+  // Starts amounts.size() activities as a batch (see above): activity i has amounts[i] units on
+  // links[path_begin[i], path_begin[i + 1]). The same as start() for each in order (their ids,
+  // appended to `ids`, and every later result included).
+  void start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
+                   std::span<const double> amounts, Time now, uint32_t tag,
+                   std::vector<ActivityId>& ids);
 
   // Keeps usage per tag as well (e.g. one tag per job); call before any activity starts.
   void set_tags(uint32_t tags);
@@ -94,12 +116,28 @@ class FairShare {
     Time completion;
     uint32_t version = 0;
     uint32_t tag = 0;
+    uint32_t batch = kNoBatch;  // the batch it completes with, if any
     bool active = false;
   };
 
+  // Members that end together, under one completion entry (kBatchKey | batch index).
+  struct Batch {
+    std::vector<ActivityId> members;  // empty: free
+    uint32_t version = 0;
+  };
+  static constexpr uint32_t kNoBatch = ~uint32_t{0};
+  static constexpr uint32_t kBatchKey = uint32_t{1} << 31;
+
   Time solve_and_peek();
+  bool valid(std::pair<uint32_t, uint32_t> key) const;
   void solve_dirty(Time now);
+  void solve_batch(uint32_t b, Time now);
+  double isolated_rate(ActivityId id) const;
+  void release_batch(uint32_t b);
+  void leave_batch(ActivityId id);
+  void solve_idle(ResourceId r, Time now);
   void solve_component(Time now);
+  void settle(ResourceId r, Time now);
   void detach(ActivityId id);
   void flush_resource(ResourceId r, Time now);
   void note_rate(ResourceId r, Time now);
@@ -117,6 +155,8 @@ class FairShare {
 
   std::vector<Activity> activities_;
   std::vector<ActivityId> free_;
+  std::vector<Batch> batches_;
+  std::vector<uint32_t> free_batches_, pending_batches_;  // pending: not solved yet
   std::vector<ResourceId> dirty_;
   std::vector<uint32_t> resource_mark_, activity_mark_;  // epoch marks for the component search
   std::vector<uint32_t> solved_round_;                   // resources solved in the current round
@@ -130,8 +170,8 @@ class FairShare {
   std::vector<uint32_t> unfrozen_on_;
   std::vector<char> frozen_;
 
-  using Entry =
-      std::pair<Time, std::pair<ActivityId, uint32_t>>;  // (completion, (activity, version))
+  // (completion, (activity or kBatchKey | batch, version))
+  using Entry = std::pair<Time, std::pair<uint32_t, uint32_t>>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> completions_;
 
   uint64_t activities_started_ = 0;

@@ -1,5 +1,6 @@
 #include "engine/kernel.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace orrery::engine {
@@ -8,6 +9,37 @@ Kernel::Kernel(std::vector<double> capacity) : sharing_(std::move(capacity)) {}
 
 void Kernel::refuse_past() {
   throw std::logic_error("Kernel::at: an event in the past");
+}
+
+void Kernel::push_timed(Timed t) {
+  size_t at = timed_.size();
+  timed_.push_back(t);
+  while (at > 0) {
+    const size_t parent = (at - 1) / 4;
+    if (!(t < timed_[parent])) break;
+    timed_[at] = timed_[parent];
+    at = parent;
+  }
+  timed_[at] = t;
+}
+
+void Kernel::pop_timed() {
+  const Timed last = timed_.back();
+  timed_.pop_back();
+  const size_t n = timed_.size();
+  if (n == 0) return;
+  size_t at = 0;
+  while (true) {
+    const size_t first = 4 * at + 1;
+    if (first >= n) break;
+    size_t least = first;
+    for (size_t c = first + 1; c < std::min(first + 4, n); ++c)
+      if (timed_[c] < timed_[least]) least = c;
+    if (!(timed_[least] < last)) break;
+    timed_[at] = timed_[least];
+    at = least;
+  }
+  timed_[at] = last;
 }
 
 }  // namespace orrery::engine

@@ -378,18 +378,24 @@ CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveK
   engine::Kernel kernel(links.capacities());
   const auto ignore = [](engine::Event) {};
   uint64_t hash = 0;
-  std::vector<std::vector<LinkId>> paths;
+  std::vector<LinkId> paths;  // the step's routes one after another
+  std::vector<uint32_t> path_begin;
+  std::vector<double> amounts;
   for (const FlowStep& step : plan.steps) {
     Time route_latency;
-    paths.assign(step.transfers.size(), {});
-    for (size_t i = 0; i < step.transfers.size(); ++i)
-      route_latency =
-          std::max(route_latency, transfer_route(t, links, step.transfers[i], hash++, paths[i]));
+    paths.clear();
+    path_begin.clear();
+    amounts.clear();
+    for (const Transfer& x : step.transfers) {
+      path_begin.push_back(static_cast<uint32_t>(paths.size()));
+      route_latency = std::max(route_latency, transfer_route(t, links, x, hash++, paths));
+      amounts.push_back(x.bytes);
+    }
+    path_begin.push_back(static_cast<uint32_t>(paths.size()));
     for (const StepRun& r : step.runs) {
       const Time latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
       for (int64_t k = 0; k < r.count; ++k) {
-        for (size_t i = 0; i < step.transfers.size(); ++i)
-          kernel.start(paths[i], step.transfers[i].bytes, {});
+        kernel.start_batch(paths, path_begin, amounts, {});
         run.flows += step.transfers.size();
         kernel.run(ignore);
         kernel.after(latency, {});

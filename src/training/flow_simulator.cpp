@@ -374,11 +374,7 @@ class Simulation {
     }
     const RoutedStep& s = (*run.steps)[run.step];
     run.outstanding = s.bytes.size();
-    for (size_t i = 0; i < s.bytes.size(); ++i) {
-      const std::span<const LinkId> path(s.links.data() + s.path_begin[i],
-                                         s.path_begin[i + 1] - s.path_begin[i]);
-      kernel_.start(path, s.bytes[i], {kStepFlow, id, 0}, run.job);
-    }
+    kernel_.start_batch(s.links, s.path_begin, s.bytes, {kStepFlow, id, 0}, run.job);
     flows_[run.job] += s.bytes.size();
     if (run.outstanding == 0) kernel_.after(s.latency, {kStepDone, id, 0});
   }

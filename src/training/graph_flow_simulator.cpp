@@ -194,11 +194,7 @@ class FlowRun {
     }
     const RoutedStep& s = (*run.steps)[run.step];
     run.outstanding = s.bytes.size();
-    for (size_t i = 0; i < s.bytes.size(); ++i) {
-      const std::span<const LinkId> path(s.links.data() + s.path_begin[i],
-                                         s.path_begin[i + 1] - s.path_begin[i]);
-      kernel_.start(path, s.bytes[i], {kStepFlow, id, 0});
-    }
+    kernel_.start_batch(s.links, s.path_begin, s.bytes, {kStepFlow, id, 0});
     if (run.outstanding == 0) kernel_.after(s.latency, {kStepDone, id, 0});
   }
 

@@ -111,5 +111,132 @@ TEST(FairShare, EmptyFlowsEndAtOnce) {
   EXPECT_EQ(end[1], ms(3));
 }
 
+// Batches: k activities started together. Expectations are those of k start() calls.
+
+// Starts one batch; `paths` lists each member's links.
+std::vector<FairShare::ActivityId> start_batch(FairShare& net,
+                                               const std::vector<std::vector<ResourceId>>& paths,
+                                               const std::vector<double>& amounts, Time now) {
+  std::vector<ResourceId> links;
+  std::vector<uint32_t> begin;
+  for (const auto& p : paths) {
+    begin.push_back(static_cast<uint32_t>(links.size()));
+    links.insert(links.end(), p.begin(), p.end());
+  }
+  begin.push_back(static_cast<uint32_t>(links.size()));
+  std::vector<FairShare::ActivityId> ids;
+  net.start_batch(links, begin, amounts, now, 0, ids);
+  return ids;
+}
+
+TEST(FairShareBatch, MembersAloneOnTheirLinksEndTogetherInIdOrder) {
+  // Two members of 1 GB on disjoint 2-link paths of 1 GB/s: each alone at 1 GB/s, both done at
+  // 1 s, reported by one complete() as ids 0 then 1 (what two start() calls give); each link
+  // carried 1 GB.
+  FairShare net({1e9, 1e9, 1e9, 1e9});
+  EXPECT_EQ(start_batch(net, {{0, 1}, {2, 3}}, {1e9, 1e9}, Time::zero()),
+            (std::vector<FairShare::ActivityId>{0, 1}));
+  EXPECT_EQ(net.next_completion(), ms(1000));
+  std::vector<FairShare::ActivityId> done;
+  net.complete(ms(1000), done);
+  EXPECT_EQ(done, (std::vector<FairShare::ActivityId>{0, 1}));
+  EXPECT_EQ(net.next_completion(), Time::max());
+  net.flush_usage(ms(1000));
+  for (ResourceId r = 0; r < 4; ++r)
+    EXPECT_DOUBLE_EQ(net.usage(r).amount, 1e9);
+}
+
+TEST(FairShareBatch, AFlowJoiningOneMemberSlowsThatMemberAlone) {
+  // Members of 1 GB on links 0 and 1 (1 GB/s each). At 0.5 s a 0.25 GB flow joins link 0: member
+  // 0 has 0.5 GB left and both run at 0.5 GB/s; the newcomer ends at 1 s with member 1 (which
+  // kept 1 GB/s), member 0 then has 0.25 GB left alone at 1 GB/s: done at 1.25 s.
+  FairShare net({1e9, 1e9});
+  start_batch(net, {{0}, {1}}, {1e9, 1e9}, Time::zero());
+  EXPECT_EQ(net.next_completion(), ms(1000));
+  const ResourceId path[] = {0};
+  EXPECT_EQ(net.start(path, 0.25e9, ms(500)), 2u);
+  std::vector<FairShare::ActivityId> done;
+  EXPECT_EQ(net.next_completion(), ms(1000));
+  net.complete(ms(1000), done);
+  EXPECT_EQ(done, (std::vector<FairShare::ActivityId>{1, 2}));
+  EXPECT_EQ(net.next_completion(), ms(1250));
+}
+
+TEST(FairShareBatch, MembersSharingALinkShareItFairly) {
+  // Both members cross link 0 (1 GB/s) and a 2 GB/s link of their own: 0.5 GB/s each, 1 GB each
+  // done at 2 s; link 0 was full (peak 1), the others half used.
+  FairShare net({1e9, 2e9, 2e9});
+  start_batch(net, {{0, 1}, {0, 2}}, {1e9, 1e9}, Time::zero());
+  const auto end = drain(net, 2);
+  EXPECT_EQ(end[0], ms(2000));
+  EXPECT_EQ(end[1], ms(2000));
+  EXPECT_DOUBLE_EQ(net.usage(0).peak, 1.0);
+  EXPECT_DOUBLE_EQ(net.usage(1).peak, 0.25);
+}
+
+TEST(FairShareBatch, MembersOfUnequalRatesEndApart) {
+  // 1 GB on a 1 GB/s link and 1 GB on a 2 GB/s link: 1 s and 0.5 s.
+  FairShare net({1e9, 2e9});
+  start_batch(net, {{0}, {1}}, {1e9, 1e9}, Time::zero());
+  const auto end = drain(net, 2);
+  EXPECT_EQ(end[0], ms(1000));
+  EXPECT_EQ(end[1], ms(500));
+}
+
+// Starts the same activities at 0, 0.3 s and 0.7 s, as batches or one by one, and returns every
+// (time, id) complete() reports and each link's usage at the end.
+struct Replay {
+  std::vector<std::pair<Time, FairShare::ActivityId>> done;
+  std::vector<double> amount, peak;
+  std::vector<Time> busy;
+};
+Replay replay(bool batched) {
+  const std::vector<double> capacity = {1e9, 2e9, 1e9, 3e9, 1e9, 1e9};
+  FairShare net(capacity);
+  const std::vector<std::pair<Time, std::vector<std::vector<ResourceId>>>> waves = {
+      {Time::zero(), {{0, 1}, {2, 3}, {4}}},  // alone, rate 1 GB/s each
+      {ms(300), {{5}, {1, 3}}},               // the second joins two members' links
+      {ms(700), {{0}, {2}, {4}, {5}}}};
+  Replay r;
+  std::vector<FairShare::ActivityId> done;
+  const auto advance = [&](Time until) {
+    for (Time t = net.next_completion(); t <= until && t != Time::max();
+         t = net.next_completion()) {
+      done.clear();
+      net.complete(t, done);
+      for (const auto id : done)
+        r.done.emplace_back(t, id);
+    }
+  };
+  for (const auto& [at, paths] : waves) {
+    advance(at);
+    const std::vector<double> amounts(paths.size(), 0.6e9);
+    if (batched) {
+      start_batch(net, paths, amounts, at);
+    } else {
+      for (const auto& p : paths)
+        net.start(p, 0.6e9, at);
+    }
+  }
+  advance(Time::max());
+  net.flush_usage(r.done.back().first);
+  for (ResourceId l = 0; l < capacity.size(); ++l) {
+    r.amount.push_back(net.usage(l).amount);
+    r.peak.push_back(net.usage(l).peak);
+    r.busy.push_back(net.usage(l).busy);
+  }
+  return r;
+}
+
+TEST(FairShareBatch, BatchesGiveExactlyWhatOneByOneGives) {
+  // Same completions (times to the picosecond, ids, order) and the same usage, bit for bit.
+  const Replay one = replay(false), batched = replay(true);
+  EXPECT_EQ(batched.done, one.done);
+  EXPECT_EQ(batched.amount, one.amount);
+  EXPECT_EQ(batched.peak, one.peak);
+  EXPECT_EQ(batched.busy, one.busy);
+  EXPECT_EQ(one.done.size(), 9u);
+}
+
 }  // namespace
 }  // namespace orrery::engine

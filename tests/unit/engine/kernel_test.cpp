@@ -136,5 +136,23 @@ TEST(Kernel, NoWorkEndsAtOnceAndThePastIsRefused) {
   EXPECT_THROW(kernel.at(ms(6), {}), std::logic_error);
 }
 
+TEST(Kernel, ABatchFiresItsEventOncePerFlowWithTheOthersEndingThen) {
+  // Links 0 and 1 of 10 GB/s carry a batch of two 10 GB flows (event a = 0), link 2 a lone
+  // 10 GB flow started first (a = 1): each alone at 10 GB/s, all three end at 1 s. Handled in
+  // the order of their ids: the lone flow (id 0), then the batch's two (ids 1, 2).
+  Kernel kernel({10 * kGB, 10 * kGB, 10 * kGB});
+  const ResourceId lone[] = {2};
+  kernel.start(lone, 10 * kGB, {0, 1, 0});
+  const ResourceId links[] = {0, 1};
+  const uint32_t begin[] = {0, 1, 2};
+  const double amounts[] = {10 * kGB, 10 * kGB};
+  kernel.start_batch(links, begin, amounts, {0, 0, 0});
+  std::vector<std::pair<uint32_t, Time>> seen;
+  kernel.run([&](Event e) { seen.emplace_back(e.a, kernel.now()); });
+  const std::vector<std::pair<uint32_t, Time>> expected = {
+      {1, ms(1000)}, {0, ms(1000)}, {0, ms(1000)}};
+  EXPECT_EQ(seen, expected);
+}
+
 }  // namespace
 }  // namespace orrery::engine
