@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace orrery {
 
@@ -53,9 +54,11 @@ double JsonFields::number(const json& object, const std::string& key, double lo,
                           double hi) const {
   const json& v = required(object, key);
   const double x = v.is_number() ? v.get<double>() : std::nan("");
-  if (!(lo_open ? x > lo : x >= lo) || !(x <= hi))
-    fail(key, std::string("expected a number in ") + (lo_open ? "(" : "[") + json(lo).dump() +
-                  ", " + json(hi).dump() + "], found " + v.dump());
+  if (!(lo_open ? x > lo : x >= lo) || !(x <= hi)) {
+    std::ostringstream range;
+    range << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
+    fail(key, "expected a number in " + range.str() + ", found " + v.dump());
+  }
   return x;
 }
 

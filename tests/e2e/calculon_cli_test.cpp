@@ -96,6 +96,22 @@ TEST(CalculonCli, MultiQueryAttentionIsOneKeyValueHead) {
   EXPECT_NE(calculon["iteration_time_s"], multi_head["iteration_time_s"]);
 }
 
+TEST(CalculonCli, SystemGivesItsOrreryTwin) {
+  // Calculon's system / the same numbers written as Orrery's cluster and device files
+  // (tests/data/calculon/), because each key maps onto one cluster or device field; and not the
+  // default cluster's time, because the system's own device and links price the run.
+  const std::string data = std::string(ORRERY_SOURCE_DIR) + "/tests/data/calculon/";
+  const json calculon = run_json(kCalculon + " --cluster " + kDir + "h100-nvl8.json");
+  const json twin =
+      run_json(kCalculon + " --cluster " + data + "h100-nvl8-twin-cluster.yaml --device " + data +
+               "h100-nvl8-twin-device.yaml");
+  ASSERT_FALSE(calculon.is_null());
+  EXPECT_EQ(calculon["iteration_time_s"], twin["iteration_time_s"]);
+  EXPECT_NE(calculon["iteration_time_s"], run_json(kCalculon)["iteration_time_s"]);
+  EXPECT_TRUE(warns(calculon, "'mem2'")) << calculon["warnings"];
+  EXPECT_TRUE(warns(calculon, "network 1 key 'processor_usage'")) << calculon["warnings"];
+}
+
 TEST(CalculonCli, BadPlanIsOneLineNamingFileAndKey) {
   TempDir dir;
   const std::string file = execution_with(dir.path(), {{"num_procs", 48}});
