@@ -80,7 +80,10 @@ int convert_model(const ConvertArgs& a) {
   for (const std::string* input : {&a.cluster, &a.device, &a.model})
     protect_input_file(*input);
   check_distinct_outputs({{"-o", a.output == "-" ? "" : a.output}});
-  const auto model = model_scenario(a.model, a.plan, a.ep, a.gpus);
+  PlanNotes notes;
+  const auto model = model_scenario(a.model, a.plan, a.ep, a.gpus, notes);
+  for (const std::string& w : notes.warnings)
+    std::cerr << "orrery: warning: " << w << "\n";
   const PricedModel priced = priced_model(*model, load_cluster(a.cluster), a.device);
   const AicbExport exported = aicb_workload(priced.training.workload);
   const auto workload = [&](std::ostream& out) {
@@ -111,7 +114,11 @@ int convert_to_chakra(const ConvertArgs& a) {
   if (!a.model.empty()) {
     if (!a.input.empty())
       throw InputError("--model replaces the workload file; give one or the other");
-    s.model = model_scenario(a.model, a.plan, a.ep, a.gpus);
+    PlanNotes notes;
+    s.model = model_scenario(a.model, a.plan, a.ep, a.gpus, notes);
+    for (const std::string& w : notes.warnings)
+      std::cerr << "orrery: warning: " << w << "\n";
+    if (notes.overlap) s.options.overlap = *notes.overlap;
   } else {
     if (a.input.empty())
       throw InputError("expected a workload file or --model NAME|FILE to convert");

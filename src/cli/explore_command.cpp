@@ -39,7 +39,10 @@ struct ExploreArgs {
 
 explore::SearchRequest search_request(const ExploreArgs& a) {
   explore::SearchRequest r;
-  r.spec = load_model(a.model);
+  std::vector<std::string> model_warnings;  // a Calculon model's defaults
+  r.spec = load_model(a.model, &model_warnings);
+  for (const std::string& w : model_warnings)
+    std::cerr << "orrery: warning: " << w << "\n";
   r.gbs = a.gbs;
   r.base.seq = a.seq.value_or(r.spec.seq);
   r.base.dtype = *parse_dtype(a.dtype);
@@ -228,7 +231,10 @@ std::function<int()> add_explore_command(CLI::App& app, explore::Distribution* d
       "Search parallel plans (and clusters) of a model for the fastest or cheapest; "
       "docs/explore.md");
   auto a = std::make_shared<ExploreArgs>();
-  cmd->add_option("--model", a->model, "Model preset or YAML file (docs/models.md)")->required();
+  cmd->add_option(
+         "--model", a->model,
+         "Model preset, YAML file (docs/models.md) or Calculon model JSON (docs/calculon.md)")
+      ->required();
   cmd->add_option("--gpus", a->gpus, "GPUs (world size)")
       ->check(integer_in(1, kMaxWorldSize))
       ->required();

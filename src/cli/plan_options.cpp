@@ -2,6 +2,7 @@
 
 #include "cli/number_checks.h"
 #include "core/diagnostics.h"
+#include "models/calculon_execution.h"
 #include "models/model_file.h"
 
 namespace orrery {
@@ -14,25 +15,67 @@ RecomputeMode recompute_mode(const std::string& name) {
   return RecomputeMode::None;
 }
 
+bool flag_given(const PlanArgs& p, const std::string& flag) {
+  for (const std::string& name : p.given_flags)
+    if (name == flag) return true;
+  return false;
+}
+
+// The plan of Calculon's execution file under the explicit flags: a flag given wins, with a
+// warning naming the key it overrides.
+void apply_calculon_plan(const PlanArgs& p, std::optional<int64_t> gpus, ModelScenario& m,
+                         PlanNotes& notes) {
+  const CalculonExecution e = load_calculon_execution(p.plan_file);
+  notes.warnings.insert(notes.warnings.end(), e.warnings.begin(), e.warnings.end());
+  const auto take = [&](const char* flag, const char* key, auto& field, const auto& value) {
+    if (flag_given(p, flag))
+      notes.warnings.push_back(std::string(flag) + " overrides " + p.plan_file + "'s " + key);
+    else
+      field = value;
+  };
+  ParallelPlan& plan = m.plan;
+  take("--tp", "tensor_par", plan.tp, e.plan.tp);
+  take("--pp", "pipeline_par", plan.pp, e.plan.pp);
+  take("--vpp", "pipeline_interleaving", plan.vpp, e.plan.vpp);
+  take("--mbs", "microbatch_size", plan.micro_batch, e.plan.micro_batch);
+  take("--recompute", "activation_recompute", plan.recompute, e.plan.recompute);
+  take("--sequence-parallel", "tensor_par_comm_type", plan.sequence_parallel,
+       e.plan.sequence_parallel);
+  take("--distributed-optimizer", "optimizer_sharding", plan.distributed_optimizer,
+       e.plan.distributed_optimizer);
+  take("--dtype", "datatype", plan.dtype, e.plan.dtype);
+  take("--gbs", "batch_size", m.global_batch, e.global_batch);
+  if (gpus)
+    notes.warnings.push_back("--gpus overrides " + p.plan_file + "'s num_procs");
+  else
+    m.gpus = e.num_procs;
+  if (e.multi_query && m.spec.attention != AttentionKind::Mla) {
+    m.spec.kv_heads = 1;
+    m.spec.attention = AttentionKind::Gqa;
+  }
+  notes.overlap = e.overlap;
+}
+
 }  // namespace
 
 void note_given_plan_flags(const std::vector<CLI::Option*>& flags, PlanArgs& plan) {
   for (const CLI::Option* o : flags)
-    if (o->count() > 0 && !plan.given) {
+    if (o->count() > 0) {
+      if (!plan.given) plan.given_flag = o->get_name();
       plan.given = true;
-      plan.given_flag = o->get_name();
+      plan.given_flags.push_back(o->get_name());
     }
 }
 
 std::optional<ModelScenario> model_scenario(const std::string& model, const PlanArgs& p,
-                                            std::optional<int64_t> ep,
-                                            std::optional<int64_t> gpus) {
+                                            std::optional<int64_t> ep, std::optional<int64_t> gpus,
+                                            PlanNotes& notes) {
   if (model.empty()) {
     if (p.given) throw InputError(p.given_flag + " describes a parallel plan for --model");
     return std::nullopt;
   }
   ModelScenario m;
-  m.spec = load_model(model);
+  m.spec = load_model(model, &notes.warnings);
   ParallelPlan& plan = m.plan;
   plan.tp = p.tp;
   plan.pp = p.pp;
@@ -60,9 +103,12 @@ std::optional<ModelScenario> model_scenario(const std::string& model, const Plan
   }
   plan.first_stage_layers = p.first_stage_layers;
   plan.last_stage_layers = p.last_stage_layers;
-  if (!p.gbs) throw InputError("--model: expected --gbs (sequences per iteration)");
-  m.global_batch = *p.gbs;
   m.gpus = gpus;
+  if (p.gbs) m.global_batch = *p.gbs;
+  if (!p.plan_file.empty())
+    apply_calculon_plan(p, gpus, m, notes);
+  else if (!p.gbs)
+    throw InputError("--model: expected --gbs (sequences per iteration) or --plan");
   m.train_tokens = p.train_tokens;
   return m;
 }
@@ -71,10 +117,16 @@ std::optional<ModelScenario> model_scenario(const std::string& model, const Plan
 std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, PlanArgs& p) {
   cmd.add_option("--model", model,
                  "Model description instead of a workload file: a preset (see `orrery presets`) "
-                 "or a YAML file (docs/models.md); the iteration is generated as Megatron-LM "
+                 "or a YAML file (docs/models.md) or Calculon's model JSON (docs/calculon.md); "
+                 "the iteration is generated as Megatron-LM "
                  "runs it with the plan below")
       ->group("Model and parallel plan");
   std::vector<CLI::Option*> flags;
+  flags.push_back(cmd.add_option("--plan", p.plan_file,
+                                 "Calculon's execution JSON as the parallel plan "
+                                 "(docs/calculon.md); the flags below override its keys")
+                      ->check(CLI::ExistingFile)
+                      ->group("Model and parallel plan"));
   const auto degree = [&](const std::string& name, int64_t& value, const std::string& help) {
     flags.push_back(cmd.add_option(name, value, help)
                         ->check(integer_in(1, kMaxWorldSize))

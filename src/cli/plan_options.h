@@ -21,9 +21,17 @@ struct PlanArgs {
   bool sequence_parallel = false, distributed_optimizer = false;
   int zero = 0;
   std::optional<double> train_tokens;
-  std::vector<std::string> without;  // terms left out (validation ablations)
-  bool given = false;                // some plan flag was given
-  std::string given_flag;            // the first one, for the error without --model
+  std::vector<std::string> without;      // terms left out (validation ablations)
+  std::string plan_file;                 // Calculon's execution JSON (--plan)
+  bool given = false;                    // some plan flag was given
+  std::string given_flag;                // the first one, for the error without --model
+  std::vector<std::string> given_flags;  // all of them: they override the --plan file
+};
+
+// What reading a Calculon model or --plan file adds beside the ModelScenario.
+struct PlanNotes {
+  std::vector<std::string> warnings;  // defaults taken, keys with no counterpart, overrides
+  std::optional<bool> overlap;        // --plan's data_par_overlap
 };
 
 // The cluster of a --model run without --cluster.
@@ -32,12 +40,13 @@ constexpr const char* kModelCluster = "hgx-h100";
 // Registers --model and the plan flags; returns the plan flags (given without --model, an error).
 std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, PlanArgs& plan);
 
-// Records in `plan` which plan flag (the first) the user gave, after parsing.
+// Records in `plan` which plan flags the user gave, after parsing.
 void note_given_plan_flags(const std::vector<CLI::Option*>& flags, PlanArgs& plan);
 
 // The model scenario the flags describe; nullopt without --model (then a plan flag is an error).
-// --ep and --gpus are the subcommand's own options.
+// --ep and --gpus are the subcommand's own options. What a Calculon file adds goes to `notes`.
 std::optional<ModelScenario> model_scenario(const std::string& model, const PlanArgs& plan,
-                                            std::optional<int64_t> ep, std::optional<int64_t> gpus);
+                                            std::optional<int64_t> ep, std::optional<int64_t> gpus,
+                                            PlanNotes& notes);
 
 }  // namespace orrery

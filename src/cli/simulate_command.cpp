@@ -102,6 +102,7 @@ std::vector<std::pair<std::string, std::string>> report_inputs(const SimulateArg
   for (const std::string& w : a.workloads)
     add("workload", w);
   add("model", a.model);
+  add("plan", a.plan.plan_file);
   add("format", a.format);
   add("cluster", cluster);
   if (a.gpus) add("GPUs", std::to_string(*a.gpus));
@@ -179,12 +180,15 @@ int run_simulate(const SimulateArgs& a) {
   scenario.format = format;
   scenario.reader = reader_options(a);
   scenario.backward_ratio = a.backward_ratio;
-  scenario.model = model_scenario(a.model, a.plan, a.ep, a.gpus);
+  PlanNotes notes;
+  scenario.model = model_scenario(a.model, a.plan, a.ep, a.gpus, notes);
   if (!scenario.model) scenario.reader_ep = a.ep;
   // A model needs a GPU to price its compute; the SimAI-default cluster names none.
   EffectiveCluster cluster = cluster_for(a);
   scenario.options.algorithm = run_algorithm(a.algorithm, cluster);
-  scenario.input_warnings = cluster.warnings;
+  scenario.input_warnings = notes.warnings;
+  scenario.input_warnings.insert(scenario.input_warnings.end(), cluster.warnings.begin(),
+                                 cluster.warnings.end());
   scenario.cluster = cluster.cluster;
   scenario.device = a.device;
   scenario.dp = a.dp;
@@ -194,7 +198,10 @@ int run_simulate(const SimulateArgs& a) {
   scenario.simai = {a.dp_overlap, a.tp_overlap, a.ep_overlap, a.pp_overlap};
   scenario.simai_busbw = a.busbw;
   scenario.options.schedule = *parse_schedule(a.schedule);
-  scenario.options.overlap = !a.no_overlap;
+  scenario.options.overlap = !a.no_overlap && notes.overlap.value_or(true);
+  if (a.no_overlap && notes.overlap.value_or(false))
+    scenario.input_warnings.push_back("--no-overlap overrides " + a.plan.plan_file +
+                                      "'s data_par_overlap");
   for (const std::string& term : a.plan.without)
     if (term == "sm-contention") scenario.options.sm_contention = false;
   const std::string mode = !a.mode.empty() ? a.mode : simai ? "analytical" : "event";

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cluster/astra_sim_network.h"
+#include "cluster/calculon_system.h"
 #include "cluster/cluster_presets.h"
 #include "core/diagnostics.h"
 #include "core/quantity.h"
@@ -231,11 +232,13 @@ Cluster load_cluster(const std::string& name_or_path) {
     for (const auto& n : cluster_preset_names())
       names += (names.empty() ? "" : ", ") + n;
     throw InputError("--cluster '" + name_or_path + "': expected a preset (" + names +
-                     ") or a YAML file; no such file");
+                     "), a YAML file or Calculon's system JSON; no such file");
   }
   std::ifstream in(name_or_path);
   std::ostringstream buffer;
   buffer << in.rdbuf();
+  if (std::filesystem::path(name_or_path).extension() == ".json")
+    return parse_calculon_system(buffer.str(), name_or_path);
   return parse_cluster_yaml(buffer.str(), name_or_path);
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/device.h"
 #include "network/topology.h"
 
 namespace orrery {
@@ -16,8 +17,11 @@ namespace orrery {
 struct Cluster {
   std::string name;
   std::string description;
-  std::string source;             // "preset" or the file it was read from
-  std::string gpu;                // accelerator model name
+  std::string source;  // "preset" or the file it was read from
+  std::string gpu;     // accelerator model name
+  // The accelerator itself where the cluster's file describes it (a Calculon system): it prices
+  // compute in place of the device preset `gpu` would name.
+  std::optional<Device> device;
   int64_t gpu_compute_units = 0;  // its SMs when a device preset knows it, else 0
 
   // Other preset names it answers to, e.g. "dgx-h100" for hgx-h100.
@@ -41,7 +45,8 @@ struct Cluster {
 // Parses a cluster description; throws InputError naming `source` and the line.
 Cluster parse_cluster_yaml(std::string_view text, const std::string& source);
 
-// A preset name (see cluster_preset_names()) or a path to a YAML file; throws InputError.
+// A preset name (see cluster_preset_names()), a path to a YAML file, or a path ending in .json to
+// Calculon's system JSON (calculon_system.h); throws InputError.
 Cluster load_cluster(const std::string& name_or_path);
 
 // Validates a placement order given as "tp,ep,dp,pp"; throws InputError.

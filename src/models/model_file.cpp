@@ -9,6 +9,7 @@
 #include "core/diagnostics.h"
 #include "core/text.h"
 #include "core/yaml_fields.h"
+#include "models/calculon_model.h"
 #include "models/model_counts.h"
 #include "models/model_presets.h"
 
@@ -199,7 +200,7 @@ ModelSpec parse_model_yaml(std::string_view text, const std::string& source) {
   return ModelReader(source).read(text);
 }
 
-ModelSpec load_model(const std::string& name_or_path) {
+ModelSpec load_model(const std::string& name_or_path, std::vector<std::string>* warnings) {
   if (const auto preset = model_preset_text(name_or_path))
     return parse_model_yaml(*preset, "preset " + name_or_path);
   if (!std::filesystem::is_regular_file(name_or_path)) {
@@ -207,12 +208,17 @@ ModelSpec load_model(const std::string& name_or_path) {
     for (const auto& n : model_preset_names())
       names += (names.empty() ? "" : ", ") + n;
     throw InputError("model '" + name_or_path + "': expected a model preset (" + names +
-                     ") or a YAML file; no such file");
+                     "), a YAML file or Calculon's model JSON; no such file");
   }
   std::ifstream in(name_or_path);
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  return parse_model_yaml(buffer.str(), name_or_path);
+  const std::filesystem::path path(name_or_path);
+  if (path.extension() != ".json") return parse_model_yaml(buffer.str(), name_or_path);
+  CalculonModel calculon = parse_calculon_model(buffer.str(), name_or_path, path.stem().string());
+  if (warnings)
+    warnings->insert(warnings->end(), calculon.warnings.begin(), calculon.warnings.end());
+  return calculon.spec;
 }
 
 }  // namespace orrery

@@ -202,6 +202,10 @@ ExportedGraph export_graph(const Scenario& s, Diagnostics& diagnostics) {
 PricedModel priced_model(const ModelScenario& m, const Cluster& cluster,
                          const std::string& device_override) {
   PricedModel out = generated_model(m);
+  if (device_override.empty() && cluster.device) {
+    price_on(out, *cluster.device);
+    return out;
+  }
   if (device_override.empty() && device_preset_text(cluster.gpu).empty())
     throw InputError("--cluster " + cluster.name + ": its gpu '" + cluster.gpu +
                      "' is no known device, so compute cannot be priced; give --device");

@@ -51,6 +51,7 @@ bool has_compute_demands(const Workload& workload) {
 Device compute_device(const Cluster& cluster, const std::string& override,
                       Diagnostics& diagnostics) {
   if (!override.empty()) return load_device(override);
+  if (cluster.device) return *cluster.device;
   if (!device_preset_text(cluster.gpu).empty()) return load_device(cluster.gpu);
   diagnostics.warn({}, "cluster '" + cluster.name + "' names no known device (gpu: '" +
                            cluster.gpu + "'); pricing compute on the " + kFallbackDevice +

@@ -312,7 +312,7 @@ TEST(Cluster, UnknownPresetListsTheKnownOnes) {
     EXPECT_STREQ(e.what(),
                  "--cluster 'dgx-z900': expected a preset (dgx-a100, gb200-nvl72, hgx-b200, "
                  "hgx-h100, hgx-h100-eth200, hgx-h100-roce400, hgx-h200, mi300x, "
-                 "simai-default, tpu-v4) or a YAML file; no such file");
+                 "simai-default, tpu-v4), a YAML file or Calculon's system JSON; no such file");
   }
 }
 

@@ -249,7 +249,9 @@ TEST(ModelPresets, LoadsFilesAndNamesThePresetsOtherwise) {
     EXPECT_EQ(message.rfind("model 'gpt-9': expected a model preset (deepseek-v3, gpt3-1.3b, ", 0),
               0u)
         << message;
-    EXPECT_NE(message.find(") or a YAML file; no such file"), std::string::npos) << message;
+    EXPECT_NE(message.find("), a YAML file or Calculon's model JSON; no such file"),
+              std::string::npos)
+        << message;
   }
 }
 
