@@ -26,7 +26,6 @@ class Milp {
   // time_limit_s <= 0: none; relative_gap <= 0: prove optimality.
   MilpSolution solve(double time_limit_s, double relative_gap) const;
 
-  size_t variables() const { return cost_.size(); }
 
  private:
   std::vector<double> cost_, lower_, upper_;

@@ -20,15 +20,6 @@ int64_t GroupShape::blocks_at(size_t d) const {
   return product;
 }
 
-int64_t GroupShape::fewest_at(size_t d) const {
-  if (d >= span.size()) return ranks;
-  if (!fewest.empty()) return fewest[d];
-  int64_t product = 1;
-  for (size_t j = 0; j < d; ++j)
-    product *= span[j];
-  return product;
-}
-
 bool GroupShape::regular() const {
   int64_t product = 1;
   for (const int64_t s : span)

@@ -38,7 +38,6 @@ struct GroupShape {
   // The outermost dimension with span > 1, or -1 for a single rank.
   int outermost() const;
   int64_t blocks_at(size_t d) const;  // 1 beyond the outermost dimension
-  int64_t fewest_at(size_t d) const;  // ranks beyond the outermost dimension
   // Whether the group is an aligned block: every occupied block of each level equally full.
   bool regular() const;
 };
