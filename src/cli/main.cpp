@@ -1,8 +1,12 @@
 // The `orrery` command: argument parsing and wiring only.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/run_provenance.h"
@@ -20,25 +24,35 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", orrery::orrery_version());
   orrery::record_command_line(argc, argv);
   app.require_subcommand(1);
-  std::map<std::string, std::function<int()>> commands = {
-      {"simulate", orrery::add_simulate_command(app)},
-      {"presets", orrery::add_presets_command(app)},
-      {"collective", orrery::add_collective_command(app)},
-      {"convert", orrery::add_convert_command(app)},
-      {"calibrate", orrery::add_calibrate_command(app)},
-      {"explore", orrery::add_explore_command(app)},
-      {"results", orrery::add_results_command(app)},
+  using Adder = std::function<int()> (*)(CLI::App&);
+  const std::vector<std::pair<std::string, Adder>> subcommands = {
+      {"simulate", orrery::add_simulate_command},
+      {"presets", orrery::add_presets_command},
+      {"collective", orrery::add_collective_command},
+      {"convert", orrery::add_convert_command},
+      {"calibrate", orrery::add_calibrate_command},
+      {"explore", [](CLI::App& a) { return orrery::add_explore_command(a); }},
+      {"results", orrery::add_results_command},
   };
   std::vector<std::string> args(argv + 1, argv + argc);
   args = orrery::expand_simai_flag_aliases(std::move(args));
+  const std::string first = args.empty() ? "" : args.front();
+  const auto named = std::find_if(subcommands.begin(), subcommands.end(),
+                                  [&](const auto& c) { return c.first == first; });
   // A first word that is no option and no subcommand is a mistyped subcommand.
-  if (!args.empty() && !args.front().starts_with("-") && !commands.contains(args.front())) {
-    std::cerr << "orrery: unknown subcommand '" << args.front()
+  if (!first.empty() && !first.starts_with("-") && named == subcommands.end()) {
+    std::cerr << "orrery: unknown subcommand '" << first
               << "'; expected one of: simulate, collective, calibrate, convert, explore, results, "
                  "presets (see "
                  "--help)\n";
     return 2;
   }
+  // Only the subcommand that runs is built (its options are most of the start-up work); the
+  // top-level help and usage errors list them all, --version needs none.
+  std::map<std::string, std::function<int()>> commands;
+  for (const auto& [name, add] : subcommands)
+    if (named == subcommands.end() ? first != "--version" : name == first)
+      commands[name] = add(app);
   std::reverse(args.begin(), args.end());  // CLI11 consumes a reversed vector
   try {
     app.parse(args);
