@@ -88,6 +88,7 @@ std::optional<ModelScenario> model_scenario(const std::string& model, const Plan
   plan.sequence_parallel = p.sequence_parallel;
   plan.distributed_optimizer = p.distributed_optimizer;
   plan.zero = p.zero;
+  plan.fp8_param_gather = p.fp8_param_gather;
   plan.flash_attention = p.attention != "unfused";
   plan.dtype = *parse_dtype(p.dtype);
   plan.p2p = p.p2p == "blocking"     ? P2pMode::Blocking
@@ -163,6 +164,11 @@ std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, Pl
   flags.push_back(cmd.add_flag("--distributed-optimizer", p.distributed_optimizer,
                                "Megatron's distributed optimizer (ZeRO-1): optimizer state "
                                "sharded, gradients reduce-scattered, parameters all-gathered")
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_flag("--fp8-param-gather", p.fp8_param_gather,
+                               "With --dtype fp8 and a sharded optimizer: the weights' compute "
+                               "copy kept and all-gathered in fp8 (Megatron's fp8_param_gather, "
+                               "as NeMo's FP8 recipes run)")
                       ->group("Model and parallel plan"));
   flags.push_back(cmd.add_option("--zero", p.zero,
                                  "ZeRO stage: 1 as --distributed-optimizer; 2 and 3 also shard "

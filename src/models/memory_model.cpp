@@ -132,7 +132,7 @@ MemoryEstimate estimate_memory(const ModelSpec& spec, const ParallelPlan& plan,
     }
     m.activations_bytes = activations * in_flight(plan, stage);
     if (plan.recompute == RecomputeMode::Full) m.activations_bytes += largest_layer;
-    m.weights_bytes = 2 * params / (plan.zero >= 3 ? d : 1.0);
+    m.weights_bytes = (plan.fp8_param_gather ? 1 : 2) * params / (plan.zero >= 3 ? d : 1.0);
     m.gradients_bytes = 4 * params / (plan.zero >= 2 ? d : 1.0);
     m.optimizer_bytes = 12 * params / (plan.distributed_optimizer || plan.zero >= 1 ? d : 1.0);
     estimate.stages.push_back(m);

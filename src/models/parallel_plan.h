@@ -45,7 +45,11 @@ struct ParallelPlan {
   bool sequence_parallel = false;
   bool distributed_optimizer = false;  // ZeRO-1: optimizer state sharded over dp
   int zero = 0;                        // 2: gradients sharded too; 3: parameters too
-  bool flash_attention = true;         // false: scores stored (unfused, as Megatron in 2021-22)
+  // Transformer Engine keeps the compute copy of the weights in fp8 and the distributed optimizer
+  // all-gathers them in fp8 (Megatron's fp8_param_gather; NeMo's FP8 recipes set it): 1 byte a
+  // weight instead of 2, in memory and in the parameter all-gathers.
+  bool fp8_param_gather = false;
+  bool flash_attention = true;  // false: scores stored (unfused, as Megatron in 2021-22)
   int64_t value_bytes = 2;
   DType dtype = DType::BF16;
   P2pMode p2p = P2pMode::Auto;

@@ -51,6 +51,9 @@ void check_plan(const ModelSpec& spec, const ParallelPlan& p) {
            ") micro-batches per iteration, the plan has " + str(p.micro_batches) +
            " (raise --gbs or lower --mbs)");
   need(p.seq >= 1, "--seq: expected a positive sequence length");
+  need(!p.fp8_param_gather || (p.dtype == DType::FP8 && (p.distributed_optimizer || p.zero >= 1)),
+       "--fp8-param-gather: expected --dtype fp8 and a sharded optimizer "
+       "(--distributed-optimizer or --zero 1-3)");
 }
 
 ComputeDemand gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch = 1,
@@ -368,13 +371,16 @@ class Generator {
     per_parameter_group(moe, [&](const std::string& what, CommGroup group, double params) {
       Layer& g = record(program, name + " " + what + (backward ? " re-gather" : " gather"), set);
       if (backward) {
-        g.input_grad.comm = comm(CollectiveKind::AllGather, group, params * vb_);
+        g.input_grad.comm = comm(CollectiveKind::AllGather, group, params * weight_bytes());
       } else {
-        g.forward.comm = comm(CollectiveKind::AllGather, group, params * vb_);
+        g.forward.comm = comm(CollectiveKind::AllGather, group, params * weight_bytes());
         g.weight_grad.comm = comm(CollectiveKind::ReduceScatter, group, params * kGradientBytes);
       }
     });
   }
+
+  // Bytes of one weight as the parameter all-gathers move it.
+  double weight_bytes() const { return p_.fp8_param_gather ? 1.0 : vb_; }
 
   // Core attention's kernels for one micro-batch on one tensor-parallel rank.
   std::vector<ComputeDemand> core_attention(bool backward) const {
@@ -636,11 +642,11 @@ class Generator {
         expert += static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep);
       }
       if (s == 0) dense += static_cast<double>(whole.embedding) / t_ + whole.position;
-      if (s == p_.pp - 1)
+      if (s == p_.pp - 1)  // the LM head (or its tied copy) and the final norm
         dense += static_cast<double>(spec_.tied_embeddings && p_.pp > 1 ? whole.embedding
                                                                         : whole.lm_head) /
                      t_ +
-                 static_cast<double>(spec_.hidden);
+                 static_cast<double>(spec_.hidden) * (spec_.norm == Norm::LayerNorm ? 2 : 1);
       // Under ZeRO-3 the layers' parameters are gathered and reduced layer by layer
       // (parameter_gather), under ZeRO-2 with several micro-batches their gradients are
       // (gradient_scatter); the rows here carry the embedding and head only.
@@ -680,11 +686,12 @@ class Generator {
         const double gathered_dense = fully_sharded() ? reduced_dense : dense;
         const double gathered_expert = fully_sharded() ? reduced_expert : expert;
         Layer& g = record(program, "parameter all-gather" + stage, set);
-        g.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, gathered_dense * vb_);
+        g.weight_grad.comm =
+            comm(CollectiveKind::AllGather, CommGroup::Data, gathered_dense * weight_bytes());
         if (gathered_expert > 0 && p_.dp / p_.ep * p_.cp > 1) {
           Layer& x = record(program, "expert parameter all-gather" + stage, set);
-          x.weight_grad.comm =
-              comm(CollectiveKind::AllGather, CommGroup::ExpertData, gathered_expert * vb_);
+          x.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::ExpertData,
+                                    gathered_expert * weight_bytes());
         }
       }
     }

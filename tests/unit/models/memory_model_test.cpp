@@ -92,6 +92,22 @@ TEST(MemoryModel, DistributedOptimizerAndZeroShardModelState) {
   EXPECT_NEAR(s.gradients_bytes, 4 * params / 4, 1);
 }
 
+// --fp8-param-gather / the weights take 1 byte per parameter instead of 2, the gradients and the
+// optimizer state unchanged, because only the compute copy of the weights is fp8.
+TEST(MemoryModel, Fp8ParamGatherKeepsOneByteWeights) {
+  const ModelSpec gpt3 = load_model("gpt3-175b");
+  ParallelPlan p = gpt3_plan(RecomputeMode::Full);
+  p.dp = 4;
+  p.dtype = DType::FP8;
+  p.distributed_optimizer = true;
+  p.fp8_param_gather = true;
+  const double params = 2'822'473'728.0;
+  const StageMemory s = estimate_memory(gpt3, p, 80 * kGiB).stages[0];
+  EXPECT_NEAR(s.weights_bytes, params, 1);
+  EXPECT_NEAR(s.gradients_bytes, 4 * params, 1);
+  EXPECT_NEAR(s.optimizer_bytes, 12 * params / 4, 1);
+}
+
 TEST(MemoryModel, UnevenLayersGoToTheMiddleStages) {
   // Llama-3.1-405B's 126 layers on 16 stages: 7 each and 14 stages of 8, the first and last 7.
   const std::vector<int64_t> split = stage_layers(126, 16);

@@ -136,8 +136,8 @@ TEST(TrainingWorkload, ZeroThreeGathersEveryLayerTwice) {
   }
   EXPECT_EQ(gathers, 24);
   EXPECT_EQ(regathers, 24);
-  // Iteration rows: the embedding with its positions, and the LM head with the final norm's
-  // h weights, are all that is left to reduce at the end (fp32).
+  // Iteration rows: the embedding with its positions, and the LM head with the final
+  // LayerNorm's 2 h weights, are all that is left to reduce at the end (fp32).
   const ParameterCount whole = parameter_count(m);
   bool reduced = false;
   for (size_t i = program.after.begin; i < program.after.end; ++i) {
@@ -145,10 +145,39 @@ TEST(TrainingWorkload, ZeroThreeGathersEveryLayerTwice) {
     if (l.name != "dense gradient reduction") continue;
     reduced = true;
     const double expected =
-        static_cast<double>(whole.embedding + whole.position + whole.lm_head + m.hidden) * 4;
+        static_cast<double>(whole.embedding + whole.position + whole.lm_head + 2 * m.hidden) * 4;
     EXPECT_EQ(l.weight_grad.comm->bytes, static_cast<Bytes>(expected));
   }
   EXPECT_TRUE(reduced);
+}
+
+// The distributed optimizer's parameter all-gather on GPT-3 1.3B, TP 1, DP 16, fp8 / with
+// --fp8-param-gather it moves 1 byte per parameter of the stage, half the bf16 gather, because
+// Transformer Engine keeps the weights' compute copy in fp8 and gathers that; without fp8 or
+// without a sharded optimizer the flag is refused by name.
+TEST(TrainingWorkload, Fp8ParamGatherHalvesTheParameterAllGather) {
+  const ModelSpec m = load_model("gpt3-1.3b");
+  ParallelPlan p = plan(1, 1, 1);
+  p.dp = 16;
+  p.dtype = DType::FP8;
+  p.distributed_optimizer = true;
+  const auto gathered = [&](const ParallelPlan& q) {
+    const Program& program = generate_training_workload(m, q).workload.program;
+    for (size_t i = program.after.begin; i < program.after.end; ++i)
+      if (program.layers[i].name == "parameter all-gather")
+        return program.layers[i].weight_grad.comm->bytes;
+    return Bytes{0};
+  };
+  const Bytes bf16 = gathered(p);
+  p.fp8_param_gather = true;
+  const Bytes fp8 = gathered(p);
+  EXPECT_EQ(bf16, static_cast<Bytes>(parameter_count(m).total()) * 2);
+  EXPECT_EQ(fp8, static_cast<Bytes>(parameter_count(m).total()));
+  p.dtype = DType::BF16;
+  EXPECT_THROW(generate_training_workload(m, p), std::invalid_argument);
+  p.dtype = DType::FP8;
+  p.distributed_optimizer = false;
+  EXPECT_THROW(generate_training_workload(m, p), std::invalid_argument);
 }
 
 // ZeRO-2 on GPT-3 1.3B, TP 1, DP 16, two micro-batches / every layer reduce-scatters its
@@ -181,8 +210,8 @@ TEST(TrainingWorkload, ZeroTwoScattersGradientsEveryMicroBatch) {
   const Program& program = generate_training_workload(m, p).workload.program;
   EXPECT_EQ(per_layer_rows(program), 24);
   const ParameterCount whole = parameter_count(m);
-  const double ends =
-      static_cast<double>(whole.embedding + whole.position + whole.lm_head + m.hidden);
+  const double ends =  // the final LayerNorm has 2 h weights
+      static_cast<double>(whole.embedding + whole.position + whole.lm_head + 2 * m.hidden);
   bool reduced = false, gathered = false;
   for (size_t i = program.after.begin; i < program.after.end; ++i) {
     const Layer& l = program.layers[i];
