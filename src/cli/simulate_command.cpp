@@ -445,8 +445,9 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       ->capture_default_str()
       ->group("DFModel files");
   cmd->add_option("--recheck", args->recheck,
-                  "DFModel search: best mappings by the closed form also simulated in event mode "
-                  "(default: 10 with --rank-by event, else 0)")
+                  fmt::format("DFModel search: best mappings by the closed form also simulated in "
+                              "event mode (default: {} with --rank-by event, else 0)",
+                              kDefaultRecheck))
       ->check(integer_in(0, 1000))
       ->group("DFModel files");
   add_visual_options(*cmd, args->visual);
