@@ -29,9 +29,10 @@ size_t recheck_count(const DataflowSimulation& r) {
 void recheck(const DataflowSimulation& r, SolvedDataflow& solved, Diagnostics& diagnostics) {
   if (recheck_count(r) == 0) return;
   if (!solved.outcome.searched) {
-    diagnostics.warn({r.path, 0}, "--rank-by " + r.rank_by +
-                                      " --recheck: the file fixes its mapping, so there is "
-                                      "nothing to rank or re-check; ignored");
+    diagnostics.warn({r.path, 0},
+                     std::string(r.rank_by == "event" ? "--rank-by event" : "--recheck") +
+                         ": the file fixes its mapping, so there is nothing to rank "
+                         "or re-check; ignored");
     return;
   }
   EventRecheck recheck;

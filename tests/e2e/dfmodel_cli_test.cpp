@@ -432,6 +432,28 @@ TEST(DfmodelCli, RankByEventPicksTheFastestReCheckedMapping) {
   r = orrery("simulate " + free + " --rank-by event --recheck 4");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("execution              DFModel       event\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("85.50 s           -\n"), std::string::npos) << r.out;  // not re-checked
+}
+
+// The default 10 re-checks reach PP 128 x DP 32, the seed's own mapping (1 layer per stage, where
+// DFModel's bubble is the schedule's), and PP 512 to 2048, which the event simulator refuses (PP x
+// micro-batches x the layers of a pass exceed the tasks it holds): no event time, one warning.
+TEST(DfmodelCli, RankByEventSkipsMappingsTheSimulatorRefuses) {
+  TempDir dir;
+  const std::string free =
+      variant(dir, "free.txt", {{"    x: 128\n", "    x: 0\n"}, {"    y: 32\n", "    y: 0\n"}});
+  const CliRun r = orrery("simulate " + free + " --json --rank-by event");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["alternatives"].size(), 10u);
+  EXPECT_EQ(j["alternatives"][0]["pp"], 128);
+  for (size_t i = 7; i < 10; ++i)
+    EXPECT_FALSE(j["alternatives"][i].contains("event_time_s")) << j["alternatives"][i];
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
+  EXPECT_NE(j["warnings"][0].get<std::string>().find(
+                "3 of the 10 re-checked mappings could not be simulated in event mode"),
+            std::string::npos)
+      << j["warnings"][0];
 }
 
 // --rank-by analytical --recheck K shows event times beside DFModel's and keeps its answer.
@@ -455,7 +477,7 @@ TEST(DfmodelCli, RankByEventNeedsASearchAndReChecks) {
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
   EXPECT_NE(j["warnings"][0].get<std::string>().find(
-                "--rank-by event --recheck: the file fixes its mapping, so there is nothing to "
+                "--rank-by event: the file fixes its mapping, so there is nothing to "
                 "rank or re-check; ignored"),
             std::string::npos);
   expect_relative(j["iteration_time_s"].get<double>(), kFinalS, 1e-12, "fixed mapping");
