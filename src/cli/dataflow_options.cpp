@@ -63,28 +63,7 @@ SolvedDataflow solve_dataflow_file(const std::string& path, const std::string& c
   options.time_limit_s = args.time_limit_s;
   options.progress = progress;
   SearchOutcome outcome = solve_dataflow(problem, graph, options, diagnostics);
-  return {std::move(problem), std::move(graph), std::move(outcome)};
-}
-
-Cluster equivalent_cluster(const EquivalentNetwork& n, const std::string& name) {
-  Cluster c;
-  c.name = name;
-  c.description = "two-tier equivalent of a DFModel system: a server is the TP group";
-  c.source = "dfmodel";
-  c.gpu = "dataflow chip";
-  Dimension server, network;
-  server.name = "TP dimension";
-  server.kind = DimensionKind::Switch;
-  server.size = n.chips_per_server;
-  server.link_bandwidth = Bandwidth::gb_per_second(n.scale_up_gbps);
-  network.name = "DP/PP dimension";
-  network.kind = DimensionKind::FatTree;
-  network.size = 0;
-  network.rails = n.chips_per_server;
-  network.link_bandwidth = Bandwidth::gb_per_second(n.scale_out_gbps);
-  c.network = Topology({server, network});
-  c.placement = {"tp", "ep", "dp", "pp"};
-  return c;
+  return {std::move(problem), std::move(graph), std::move(outcome), options.model};
 }
 
 }  // namespace orrery

@@ -1,6 +1,6 @@
 // Wiring for DFModel dataflow problems, shared by `orrery simulate` and `orrery convert`: the
-// options that select DFModel's version-dependent semantics and bound the search, reading and
-// solving a file, and the cluster equivalent to a dataflow system for the event simulator.
+// options that select DFModel's version-dependent semantics and bound the search, and reading and
+// solving a file.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,11 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "cluster/cluster.h"
 #include "core/diagnostics.h"
 #include "dataflow/dataflow_graph.h"
 #include "dataflow/mapping_search.h"
-#include "dataflow/workload_conversion.h"
 #include "workload/dataflow_problem.h"
 
 namespace orrery {
@@ -34,6 +32,7 @@ struct SolvedDataflow {
   DataflowProblem problem;
   DataflowGraph graph;
   SearchOutcome outcome;
+  ModelOptions model;  // the search's, to evaluate its other candidates the same way
 };
 
 // Reads, validates and evaluates or searches the file (content already read); `progress`, when
@@ -41,8 +40,5 @@ struct SolvedDataflow {
 SolvedDataflow solve_dataflow_file(const std::string& path, const std::string& content,
                                    const DataflowArgs& args, Diagnostics& diagnostics,
                                    const std::function<void(double)>& progress = nullptr);
-
-// The two-tier cluster of EquivalentNetwork (no latency, full efficiency).
-Cluster equivalent_cluster(const EquivalentNetwork& network, const std::string& name);
 
 }  // namespace orrery

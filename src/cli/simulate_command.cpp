@@ -64,6 +64,8 @@ struct SimulateArgs {
   std::string csv;
   std::string output_dir;
   DataflowArgs dataflow;
+  std::string rank_by = "analytical";  // DFModel search: the mode that picks the answer
+  std::optional<int64_t> recheck;      // DFModel search: best mappings re-run in event mode
   VisualArgs visual;
   // SimAI's own invocation (`-w FILE`): SimAI-compatible analytical mode, SimAI's outputs.
   bool simai_invocation = false;
@@ -142,6 +144,12 @@ int run_simulate(const SimulateArgs& a) {
       d.path = path;
       d.content = content;
       d.dataflow = a.dataflow;
+      d.rank_by = a.rank_by;
+      if (a.recheck) d.recheck = static_cast<size_t>(*a.recheck);
+      if (a.rank_by == "event" && a.recheck == 0)
+        throw InputError(
+            "--recheck: expected at least 1 with --rank-by event (the mappings "
+            "simulated in event mode, of which the fastest is the answer)");
       d.mode = a.mode;
       d.json = a.json;
       d.csv = a.csv;
@@ -429,12 +437,25 @@ std::function<int()> add_simulate_command(CLI::App& app) {
                   "Write result.json, summary.txt and the per-layer (layers.csv) or per-operator "
                   "(ops.csv) CSV into this directory");
   add_dataflow_options(*cmd, args->dataflow);
+  cmd->add_option("--rank-by", args->rank_by,
+                  "DFModel search: the mode that picks the answer, analytical (DFModel's closed "
+                  "form) or event (the fastest in event mode of the best --recheck by the closed "
+                  "form)")
+      ->check(CLI::IsMember({"analytical", "event"}))
+      ->capture_default_str()
+      ->group("DFModel files");
+  cmd->add_option("--recheck", args->recheck,
+                  fmt::format("DFModel search: best mappings by the closed form also simulated in "
+                              "event mode (default: {} with --rank-by event, else 0)",
+                              kDefaultRecheck))
+      ->check(integer_in(0, 1000))
+      ->group("DFModel files");
   add_visual_options(*cmd, args->visual);
   return [args, cmd, plan_flags]() {
     note_given_plan_flags(plan_flags, args->plan);
     const auto given = [&](const char* flag) { return cmd->get_option(flag)->count() > 0; };
     for (const char* flag : {"--execution", "--allreduce-factor", "--staging-buffers", "--top",
-                             "--threads", "--time-limit"})
+                             "--threads", "--time-limit", "--rank-by", "--recheck"})
       if (given(flag)) args->dataflow_flags.emplace_back(flag);
     for (const char* flag :
          {"--layers", "--backward-ratio", "--comm-dtype", "--graph-config", "--dp", "--ep",

@@ -1,5 +1,6 @@
 #include "cli/simulate_dataflow.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/output_files.h"
@@ -8,6 +9,7 @@
 #include "dataflow/dataflow_result.h"
 #include "dataflow/event_departure.h"
 #include "dataflow/workload_conversion.h"
+#include "explore/dataflow_ranking.h"
 #include "report/config_csv.h"
 #include "report/dataflow_summary.h"
 #include "report/json_report.h"
@@ -17,6 +19,34 @@
 #include "training/flow_simulator.h"
 
 namespace orrery {
+namespace {
+
+size_t recheck_count(const DataflowSimulation& r) {
+  return r.recheck.value_or(r.rank_by == "event" ? kDefaultRecheck : 0);
+}
+
+// --rank-by event, --recheck K: the best K by DFModel's closed form re-run in event mode.
+void recheck(const DataflowSimulation& r, SolvedDataflow& solved, Diagnostics& diagnostics) {
+  if (recheck_count(r) == 0) return;
+  if (!solved.outcome.searched) {
+    diagnostics.warn({r.path, 0},
+                     std::string(r.rank_by == "event" ? "--rank-by event" : "--recheck") +
+                         ": the file fixes its mapping, so there is nothing to rank "
+                         "or re-check; ignored");
+    return;
+  }
+  EventRecheck recheck;
+  recheck.count = recheck_count(r);
+  recheck.rank = r.rank_by == "event";
+  recheck.cluster = r.cluster ? &r.cluster->cluster : nullptr;
+  recheck.options = r.options;
+  ProgressBar bar("re-checking mappings (event mode)", r.progress);
+  recheck.progress = [&bar](double done) { bar.update(done); };
+  recheck_in_event_mode(solved.problem, solved.graph, solved.model, recheck, solved.outcome,
+                        diagnostics);
+}
+
+}  // namespace
 
 int simulate_dataflow(const DataflowSimulation& r) {
   const bool event = r.mode == "event" || r.mode == "flow";
@@ -30,11 +60,14 @@ int simulate_dataflow(const DataflowSimulation& r) {
   Diagnostics diagnostics;
   for (const std::string& message : r.ignored)
     diagnostics.warn({}, message);
-  const SolvedDataflow solved = [&] {
+  SolvedDataflow solved = [&] {
     ProgressBar bar("searching mappings", r.progress);
-    return solve_dataflow_file(r.path, r.content, r.dataflow, diagnostics,
+    DataflowArgs args = r.dataflow;
+    args.top = std::max(args.top, recheck_count(r));  // the search keeps those re-checked
+    return solve_dataflow_file(r.path, r.content, args, diagnostics,
                                [&bar](double done) { bar.update(done); });
   }();
+  recheck(r, solved, diagnostics);
   Result result;
   std::optional<EffectiveCluster> ran_on = r.cluster;
   if (event) {

@@ -18,6 +18,10 @@ struct DataflowSimulation {
   std::string content;
   DataflowArgs dataflow;
   std::string mode;  // "", "analytical" (DFModel's model), "event" or "flow"
+  // --rank-by: "analytical" (the default, DFModel's closed form) or "event" (the best --recheck
+  // by the closed form re-run in event mode, the fastest there the answer).
+  std::string rank_by = "analytical";
+  std::optional<size_t> recheck;  // default: kDefaultRecheck with event ranking, else none
   bool json = false;
   std::string csv;
   std::string output_dir;
@@ -28,6 +32,9 @@ struct DataflowSimulation {
   std::vector<std::pair<std::string, std::string>> inputs;  // for the report
   std::vector<std::string> ignored;  // warnings for flags that do not apply to DFModel files
 };
+
+// Mappings re-checked by --rank-by event when --recheck is not given.
+constexpr size_t kDefaultRecheck = 10;
 
 // Prints the summary or JSON, writes the requested files; returns the exit status.
 int simulate_dataflow(const DataflowSimulation& request);

@@ -42,6 +42,7 @@ DataflowMappingRow mapping_row(const RankedMapping& r) {
   row.tile_size = r.mapping.tile_size;
   row.execution = style_name(r.mapping.style);
   row.iteration_time = from_ns(r.final_ns);
+  row.event_time = r.event_time;
   return row;
 }
 
@@ -122,6 +123,7 @@ Result dataflow_result(const DataflowProblem& problem, const SearchOutcome& outc
                              outcome.sharding.proven_optimal ? ", proven fewest" : "");
   f.search = outcome.statement();
   f.proven_optimal = outcome.proven_optimal();
+  if (outcome.rechecked > 0) f.ranked_by = outcome.event_ranked ? "event" : "analytical";
   for (const ConfigEvaluation& c : ev.configs) {
     DataflowConfigRow row;
     row.config = c.index;

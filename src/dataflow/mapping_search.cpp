@@ -201,7 +201,7 @@ class Scorer {
         problem_.system.dram_bytes)
       return std::nullopt;
     const double t = pipeline.iteration_ns(ii);
-    return RankedMapping{std::move(m), t, ii};
+    return RankedMapping{std::move(m), t, ii, std::nullopt};
   }
 
  private:
@@ -508,7 +508,7 @@ Ranked fixed_candidate(const DataflowProblem& problem, const SearchSpace& space)
     m.config.push_back(m.style == ExecutionStyle::KernelByKernel ? static_cast<int64_t>(k)
                                                                  : problem.kernels[k].config);
   m.config_count = static_cast<int64_t>(n);
-  return {{m, 0, 0}, {0, 0, 0}};
+  return {{m, 0, 0, std::nullopt}, {0, 0, 0}};
 }
 
 // One warning for the configurations that do not fit (often every one, for the same reason), one
@@ -531,20 +531,34 @@ void warn_misfits(const Evaluation& best, const SourceLocation& system_at,
                      "the mapping does not fit, so DFModel's solver would reject it: " + *it);
 }
 
-}  // namespace
-
-std::string SearchOutcome::statement() const {
-  if (!searched) return "fixed mapping: the file leaves nothing to search";
-  std::string s = fmt::format("searched {} candidate mapping{} ({} fit)", evaluated,
-                              evaluated == 1 ? "" : "s", fitting);
-  if (!exhaustive)
+// What the closed-form search covered and proved.
+std::string closed_form_statement(const SearchOutcome& o) {
+  std::string s = fmt::format("searched {} candidate mapping{} ({} fit)", o.evaluated,
+                              o.evaluated == 1 ? "" : "s", o.fitting);
+  if (!o.exhaustive)
     return s + "; stopped at the time limit, so the best found is not proven optimal";
-  if (fusion_restricted)
+  if (o.fusion_restricted)
     return s +
            "; exhaustive, with DATAFLOW fusion optimal among contiguous runs of the kernel "
            "order (DFModel also considers non-contiguous groupings), so not proven optimal over "
            "DFModel's space";
   return s + "; exhaustive, so the best is proven optimal";
+}
+
+}  // namespace
+
+std::string SearchOutcome::statement() const {
+  if (!searched) return "fixed mapping: the file leaves nothing to search";
+  const std::string s = closed_form_statement(*this);
+  if (event_ranked)
+    return s + fmt::format(
+                   " by DFModel's closed form; ranked by Orrery's event mode among the {} best "
+                   "by the closed form, so the answer is the fastest of those {} only",
+                   rechecked, rechecked);
+  if (rechecked > 0)
+    return s +
+           fmt::format("; the {} best also simulated in event mode (not ranked by it)", rechecked);
+  return s;
 }
 
 SearchOutcome solve_dataflow(const DataflowProblem& problem, const DataflowGraph& graph,

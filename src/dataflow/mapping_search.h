@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/diagnostics.h"
+#include "core/time.h"
 #include "dataflow/dataflow_graph.h"
 #include "dataflow/evaluation.h"
 #include "dataflow/mapping.h"
@@ -47,6 +48,7 @@ struct RankedMapping {
   Mapping mapping;
   double final_ns = 0;
   double all_config_ii_ns = 0;
+  std::optional<Time> event_time;  // Orrery's event mode on the converted mapping, if re-checked
 };
 
 struct SearchOutcome {
@@ -59,7 +61,9 @@ struct SearchOutcome {
   bool exhaustive = true;             // every candidate evaluated (no time limit reached)
   bool fusion_restricted = false;     // a DATAFLOW fusion was searched (contiguous runs only)
   std::string tile_source;            // where the tile size came from
-  bool proven_optimal() const { return exhaustive && !fusion_restricted; }
+  size_t rechecked = 0;               // best by the closed form also run in event mode
+  bool event_ranked = false;          // those re-checked ordered by event time, the answer first
+  bool proven_optimal() const { return exhaustive && !fusion_restricted && !event_ranked; }
   std::string statement() const;  // one sentence: what was searched and what is proven
 };
 

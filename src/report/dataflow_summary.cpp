@@ -21,6 +21,24 @@ std::string grouped(double value) {
   return out;
 }
 
+// The search's best mappings, one row each; with an event-mode re-check, a column of the event
+// simulator's time beside DFModel's ("-" for a mapping not re-checked).
+void write_alternatives(std::ostream& out, const DataflowFigures& f) {
+  const bool event = !f.ranked_by.empty();
+  out << fmt::format("  {:<4}{:<16}{:<16}{:>5}{:>6}{:>6}{:>7}{:>7}  {:<18}{:>12}", "#", "shape",
+                     "parallelism", "TP", "PP", "DP", "batch", "tile", "execution",
+                     event ? "DFModel" : "time");
+  out << (event ? fmt::format("{:>12}\n", "event") : "\n");
+  for (size_t i = 0; i < f.alternatives.size(); ++i) {
+    const DataflowMappingRow& a = f.alternatives[i];
+    out << fmt::format("  {:<4}{:<16}{:<16}{:>5}{:>6}{:>6}{:>7}{:>7}  {:<18}{:>12}", i + 1, a.shape,
+                       a.roles, a.tp, a.pp, a.dp, a.micro_batch, a.tile_size, a.execution,
+                       format_duration(a.iteration_time));
+    if (event) out << fmt::format("{:>12}", a.event_time ? format_duration(*a.event_time) : "-");
+    out << "\n";
+  }
+}
+
 }  // namespace
 
 void write_dataflow_summary(std::ostream& out, const Result& r) {
@@ -60,16 +78,7 @@ void write_dataflow_summary(std::ostream& out, const Result& r) {
       out << fmt::format("    {:<30}{}\n", name, value);
   }
   out << fmt::format("\n  search: {}\n", f.search);
-  if (f.alternatives.size() > 1) {
-    out << fmt::format("  {:<4}{:<16}{:<16}{:>5}{:>6}{:>6}{:>7}{:>7}  {:<18}{:>12}\n", "#", "shape",
-                       "parallelism", "TP", "PP", "DP", "batch", "tile", "execution", "time");
-    for (size_t i = 0; i < f.alternatives.size(); ++i) {
-      const DataflowMappingRow& a = f.alternatives[i];
-      out << fmt::format("  {:<4}{:<16}{:<16}{:>5}{:>6}{:>6}{:>7}{:>7}  {:<18}{:>12}\n", i + 1,
-                         a.shape, a.roles, a.tp, a.pp, a.dp, a.micro_batch, a.tile_size,
-                         a.execution, format_duration(a.iteration_time));
-    }
-  }
+  if (f.alternatives.size() > 1 || !f.ranked_by.empty()) write_alternatives(out, f);
   out << fmt::format("\n  {} configurations; per-configuration times: --csv FILE\n",
                      f.configs.size());
   if (!r.warnings.empty()) {

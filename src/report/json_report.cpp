@@ -45,6 +45,7 @@ void add_dataflow(Json& j, const DataflowFigures& f) {
   j["system"] = f.system;
   j["mapping"] = f.mapping;
   j["search"] = {{"statement", f.search}, {"proven_optimal", f.proven_optimal}};
+  if (!f.ranked_by.empty()) j["search"]["ranked_by"] = f.ranked_by;
   Json configs = Json::array();
   for (const DataflowConfigRow& c : f.configs)
     configs.push_back({{"config", c.config},
@@ -55,7 +56,7 @@ void add_dataflow(Json& j, const DataflowFigures& f) {
                        {"ii_ns", c.ii_ns}});
   j["configs"] = std::move(configs);
   Json alternatives = Json::array();
-  for (const DataflowMappingRow& a : f.alternatives)
+  for (const DataflowMappingRow& a : f.alternatives) {
     alternatives.push_back({{"shape", a.shape},
                             {"parallelism", a.roles},
                             {"tp", a.tp},
@@ -65,6 +66,8 @@ void add_dataflow(Json& j, const DataflowFigures& f) {
                             {"tile_size", a.tile_size},
                             {"execution", a.execution},
                             {"iteration_time_s", a.iteration_time.seconds()}});
+    if (a.event_time) alternatives.back()["event_time_s"] = a.event_time->seconds();
+  }
   j["alternatives"] = std::move(alternatives);
 }
 

@@ -81,6 +81,7 @@ struct DataflowMappingRow {
   int64_t tp = 1, pp = 1, dp = 1, micro_batch = 1, tile_size = 1;
   std::string execution;  // "KERNEL_BY_KERNEL" or "DATAFLOW"
   Time iteration_time;
+  std::optional<Time> event_time;  // the same mapping in Orrery's event mode, when re-checked
 };
 
 // What a dataflow-system model (DFModel) reports beside time.
@@ -94,6 +95,7 @@ struct DataflowFigures {
   std::string mapping;  // e.g. "x: PP 128, y: DP 32; micro-batch 1; tile 1; KERNEL_BY_KERNEL"
   std::string search;   // what was searched and whether the answer is proven optimal
   bool proven_optimal = false;
+  std::string ranked_by;  // "event" or "analytical" when the best were re-checked; else empty
   std::vector<DataflowConfigRow> configs;
   std::vector<DataflowMappingRow> alternatives;  // best first, the chosen mapping included
 };

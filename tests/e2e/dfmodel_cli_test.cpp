@@ -383,6 +383,108 @@ TEST(DfmodelCli, EventModeSaysWhenItDepartsFromDfmodel) {
   EXPECT_TRUE(nlohmann::json::parse(r.out)["warnings"].empty()) << r.out;
 }
 
+// The seed with its shape left free and PP on x, DP on y (11 shapes; DP 2048 and 4096 do not
+// divide the batch). DFModel's closed form puts PP 16 x DP 256 first: with 8 layers per stage its
+// pipeline factor divides the bubble by L_s - 1 = 7, so it prices the deep pipeline far below
+// what a 1F1B schedule idles (PP - 1 whole-stage slots). The event simulator therefore ranks
+// another of the closed form's 4 best first (PP 16, 32, 8, 4 by DFModel's 54.29, 58.47, 60.59
+// and 78.86 s).
+TEST(DfmodelCli, RankByEventPicksTheFastestReCheckedMapping) {
+  TempDir dir;
+  const std::string free =
+      variant(dir, "free.txt", {{"    x: 128\n", "    x: 0\n"}, {"    y: 32\n", "    y: 0\n"}});
+  CliRun r = orrery("simulate " + free + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto closed_form = nlohmann::json::parse(r.out);
+  ASSERT_EQ(closed_form["alternatives"][0]["pp"], 16);
+  // The default ranking says nothing of event mode.
+  EXPECT_TRUE(closed_form["search"]["proven_optimal"].get<bool>());
+  EXPECT_FALSE(closed_form["search"].contains("ranked_by"));
+  EXPECT_FALSE(closed_form["alternatives"][0].contains("event_time_s"));
+
+  r = orrery("simulate " + free + " --json --rank-by event --recheck 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto ranked = nlohmann::json::parse(r.out);
+  EXPECT_EQ(ranked["search"]["ranked_by"], "event");
+  EXPECT_FALSE(ranked["search"]["proven_optimal"].get<bool>());
+  EXPECT_NE(ranked["search"]["statement"].get<std::string>().find(
+                "ranked by Orrery's event mode among the 4 best by the closed form"),
+            std::string::npos)
+      << ranked["search"]["statement"];
+  // --top 5 rows: the 4 re-checked ordered by event time, then the closed form's fifth.
+  const auto& rows = ranked["alternatives"];
+  ASSERT_EQ(rows.size(), 5u);
+  double winner_event = 0;  // the closed form's best, simulated
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_LE(rows[0]["event_time_s"].get<double>(), rows[i]["event_time_s"].get<double>());
+    if (rows[i]["pp"] == 16) winner_event = rows[i]["event_time_s"].get<double>();
+  }
+  EXPECT_FALSE(rows[4].contains("event_time_s"));
+  EXPECT_LT(rows[0]["event_time_s"].get<double>(), winner_event);
+  EXPECT_NE(rows[0]["pp"], 16);
+  // The answer is reported in DFModel's model by default, in event mode with --mode event.
+  EXPECT_EQ(ranked["iteration_time_s"], rows[0]["iteration_time_s"]);
+  r = orrery("simulate " + free + " --json --rank-by event --recheck 4 --mode event");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["iteration_time_s"], rows[0]["event_time_s"]);
+
+  // The summary shows both times.
+  r = orrery("simulate " + free + " --rank-by event --recheck 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("execution              DFModel       event\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("85.50 s           -\n"), std::string::npos) << r.out;  // not re-checked
+}
+
+// The default 10 re-checks reach PP 128 x DP 32, the seed's own mapping (1 layer per stage, where
+// DFModel's bubble is the schedule's), and PP 512 to 2048, which the event simulator refuses (PP x
+// micro-batches x the layers of a pass exceed the tasks it holds): no event time, one warning.
+TEST(DfmodelCli, RankByEventSkipsMappingsTheSimulatorRefuses) {
+  TempDir dir;
+  const std::string free =
+      variant(dir, "free.txt", {{"    x: 128\n", "    x: 0\n"}, {"    y: 32\n", "    y: 0\n"}});
+  const CliRun r = orrery("simulate " + free + " --json --rank-by event");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["alternatives"].size(), 10u);
+  EXPECT_EQ(j["alternatives"][0]["pp"], 128);
+  for (size_t i = 7; i < 10; ++i)
+    EXPECT_FALSE(j["alternatives"][i].contains("event_time_s")) << j["alternatives"][i];
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
+  EXPECT_NE(j["warnings"][0].get<std::string>().find(
+                "3 of the 10 re-checked mappings could not be simulated in event mode"),
+            std::string::npos)
+      << j["warnings"][0];
+}
+
+// --rank-by analytical --recheck K shows event times beside DFModel's and keeps its answer.
+TEST(DfmodelCli, RecheckWithoutEventRankingKeepsTheClosedFormAnswer) {
+  TempDir dir;
+  const std::string free =
+      variant(dir, "free.txt", {{"    x: 128\n", "    x: 0\n"}, {"    y: 32\n", "    y: 0\n"}});
+  const CliRun r = orrery("simulate " + free + " --json --recheck 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["search"]["ranked_by"], "analytical");
+  EXPECT_TRUE(j["search"]["proven_optimal"].get<bool>());
+  EXPECT_EQ(j["alternatives"][0]["pp"], 16);
+  EXPECT_TRUE(j["alternatives"][1].contains("event_time_s"));
+  EXPECT_FALSE(j["alternatives"][2].contains("event_time_s"));
+}
+
+TEST(DfmodelCli, RankByEventNeedsASearchAndReChecks) {
+  CliRun r = orrery("simulate " + kSeed + " --json --rank-by event");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
+  EXPECT_NE(j["warnings"][0].get<std::string>().find(
+                "--rank-by event: the file fixes its mapping, so there is nothing to "
+                "rank or re-check; ignored"),
+            std::string::npos);
+  expect_relative(j["iteration_time_s"].get<double>(), kFinalS, 1e-12, "fixed mapping");
+  expect_one_line_error(orrery("simulate " + kSeed + " --rank-by event --recheck 0"),
+                        "--recheck: expected at least 1 with --rank-by event");
+}
+
 TEST(DfmodelCli, ForwardOnlyGraphsAreNotConverted) {
   TempDir dir;
   const fs::path forward = dir.path() / "forward.txt";

@@ -267,8 +267,9 @@ TEST(Flags, ThatDoNotApplyAreWarnedForEveryFormat) {
   auto j = run_json("simulate " + kSeed002 + " --dp 2 --top 3 --execution kbk");
   EXPECT_TRUE(any_warning(j, "--top applies to DFModel files only; ignored"));
   EXPECT_TRUE(any_warning(j, "--execution applies to DFModel files only; ignored"));
-  j = run_json("simulate " + kSeed003 + " --threads 2");
+  j = run_json("simulate " + kSeed003 + " --threads 2 --rank-by event");
   EXPECT_TRUE(any_warning(j, "--threads applies to DFModel files only; ignored"));
+  EXPECT_TRUE(any_warning(j, "--rank-by applies to DFModel files only; ignored"));
   j = run_json("simulate --model gpt3-1.3b --gpus 8 --gbs 8 --layers 4 --time-limit 5");
   EXPECT_TRUE(any_warning(j, "--layers applies to neusight workloads only; ignored"));
   EXPECT_TRUE(any_warning(j, "--time-limit applies to DFModel files only; ignored"));
