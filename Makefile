@@ -49,7 +49,7 @@ test-sanitize: deps
 	cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
-	  ctest --output-on-failure -j$(JOBS) -E 'EdgeDeleted|CycleMode|KnownPlans|Mpi'
+	  ctest --output-on-failure -j$(JOBS) -E 'EdgeDeleted|CycleMode|KnownPlans|Mpi|ReportInBrowser'
 
 # libFuzzer harnesses for every reader (fuzz/, docs/reliability.md): a clang build with ASan and
 # UBSan in build-fuzz/, then each harness for FUZZ_SECONDS on its seeds (the bundled files) and the
