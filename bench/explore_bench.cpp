@@ -62,13 +62,8 @@ BENCHMARK(BM_ExploreAnalyticalPlanGpt3On1024)->Unit(benchmark::kMicrosecond);
 // one-thread search does: a fresh network-pricing cache per search, shared by its plans.
 void BM_ExploreAnalyticalSpaceGpt3On1024(benchmark::State& state) {
   const SearchRequest r = gpt3_on_1024();
-  PruneContext context;
-  context.spec = &r.spec;
-  context.gbs = r.gbs;
-  std::vector<PlanPoint> survivors;
-  for_each_point(r.spec, r.base, r.gbs, r.axes, r.clusters, [&](const PlanPoint& point) {
-    if (!prune(point, r.clusters[0], context)) survivors.push_back(point);
-  });
+  SearchCounts counts;
+  const std::vector<PlanPoint> survivors = survivors_of(r, counts);
   int64_t plans = 0;
   for (auto _ : state) {
     const auto pricing = std::make_shared<GroupPricingCache>();

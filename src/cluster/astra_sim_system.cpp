@@ -8,19 +8,12 @@
 #include <set>
 
 #include "core/diagnostics.h"
+#include "core/json_fields.h"
 
 namespace orrery {
 namespace {
 
 using nlohmann::json;
-
-// The 1-based line of the first occurrence of "key" in the text (1 if absent): JSON parsers keep
-// no positions, and each key appears once in a system file.
-int64_t line_of(const std::string& text, const std::string& key) {
-  const size_t at = text.find('"' + key + '"');
-  if (at == std::string::npos) return 1;
-  return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-}
 
 // Keys that change nothing Orrery models, with why.
 const std::map<std::string, std::string>& ignored_keys() {
@@ -50,53 +43,31 @@ const std::map<std::string, Algorithm>& implementations() {
 }  // namespace
 
 AstraSimSystem parse_astra_sim_system(const std::string& text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    const auto offset = static_cast<std::ptrdiff_t>(std::min(e.byte, text.size()));
-    throw InputError({source, 1 + std::count(text.begin(), text.begin() + offset, '\n')},
-                     "expected ASTRA-sim's system JSON: " + std::string(e.what()));
-  }
-  if (!root.is_object()) throw InputError({source, 1}, "expected ASTRA-sim's system JSON object");
+  const JsonFields fields(text, source, "ASTRA-sim's system JSON");
+  const json root = fields.load();
   AstraSimSystem s;
-  const auto integer = [&](const std::string& key) -> int64_t {
-    constexpr int64_t kMost = 4096;
-    const json& v = root[key];
-    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMost)
-      throw InputError({source, line_of(text, key)},
-                       "expected '" + key + "' as an integer from 1 to " + std::to_string(kMost));
-    return v.get<int64_t>();
-  };
   const auto names = [&](const std::string& key) {
     std::vector<std::string> out;
     const json& v = root[key];
     if (!v.is_array() || v.empty())
-      throw InputError({source, line_of(text, key)},
-                       "expected '" + key + "' as a list of implementations, one per dimension");
+      fields.fail(key, "expected a list of implementations, one per dimension");
     for (const json& item : v) {
-      if (!item.is_string())
-        throw InputError({source, line_of(text, key)},
-                         "expected '" + key + "' to list implementation names such as \"ring\"");
+      if (!item.is_string()) fields.fail(key, "expected implementation names such as \"ring\"");
       out.push_back(item.get<std::string>());
     }
     return out;
   };
-  for (const auto& [key, value] : root.items()) {
+  constexpr int64_t kMostChunks = 4096;
+  for (const auto& item : root.items()) {
+    const std::string& key = item.key();
     if (key == "preferred-dataset-splits") {
-      s.dataset_splits = integer(key);
+      s.dataset_splits = fields.integer(root, key, 1, kMostChunks);
     } else if (key == "active-chunks-per-dimension") {
-      s.active_chunks = integer(key);
-    } else if (key == "endpoint-delay") {
-      if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 1e9)
-        throw InputError({source, line_of(text, key)},
-                         "expected 'endpoint-delay' as nanoseconds between 0 and 10^9");
-      s.endpoint_delay = Time::from_seconds(value.get<double>() * 1e-9);
-    } else if (key == "local-mem-bw") {
-      if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > 1e6)
-        throw InputError({source, line_of(text, key)},
-                         "expected 'local-mem-bw' as GB/s above 0 and at most 10^6");
-      s.local_memory = Bandwidth::gb_per_second(value.get<double>());
+      s.active_chunks = fields.integer(root, key, 1, kMostChunks);
+    } else if (key == "endpoint-delay") {  // nanoseconds
+      s.endpoint_delay = Time::from_seconds(fields.number(root, key, 0, false, 1e9) * 1e-9);
+    } else if (key == "local-mem-bw") {  // GB/s
+      s.local_memory = Bandwidth::gb_per_second(fields.number(root, key, 0, true, 1e6));
     } else if (key == "all-reduce-implementation") {
       s.all_reduce = names(key);
     } else if (key == "all-gather-implementation") {

@@ -76,7 +76,8 @@ std::vector<std::vector<std::shared_ptr<GroupPricingCache>>> pricing_per_thread(
   return caches;
 }
 
-// The survivors of pruning, in enumeration order; throws when there are none.
+}  // namespace
+
 std::vector<PlanPoint> survivors_of(const SearchRequest& r, SearchCounts& counts) {
   const PruneContext context = prune_context(r);
   std::vector<PlanPoint> survivors;
@@ -98,8 +99,6 @@ std::vector<PlanPoint> survivors_of(const SearchRequest& r, SearchCounts& counts
   }
   return survivors;
 }
-
-}  // namespace
 
 SearchResult run_search(const SearchRequest& r, ResultStore* store, Distribution* distribution) {
   check_objective(r);

@@ -77,6 +77,11 @@ class Distribution {
   virtual std::vector<IndexedEvaluation> gather(const std::vector<IndexedEvaluation>& mine) = 0;
 };
 
+// The plans of the request's space that survive pruning, in enumeration order, with the space
+// and each rule's removals counted in `counts`; throws InputError naming the last rule that
+// removed anything when none survive.
+std::vector<PlanPoint> survivors_of(const SearchRequest& request, SearchCounts& counts);
+
 // Throws InputError before any evaluation for a request that cannot be answered: an objective
 // whose figure some cluster choice lacks, or a space that pruning empties (naming the rule that
 // removed the last plan). With a distribution, only rank 0's answer is filled (and only rank 0

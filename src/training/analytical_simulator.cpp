@@ -96,14 +96,6 @@ Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage)
   return t;
 }
 
-// Consecutive micro-batches that list the same pass (generated programs) cost the same: one pass
-// and its count.
-bool same_pass(const Program& program, size_t micro_batch) {
-  const LayerRange a = program.micro_batches[micro_batch - 1],
-                   b = program.micro_batches[micro_batch];
-  return a.begin == b.begin && a.end == b.end;
-}
-
 using PassRun = std::pair<PassCost, int64_t>;
 
 // One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
@@ -178,7 +170,9 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
   for (int64_t s = 0; s < stages; ++s) {
     std::vector<PassRun>& runs = passes[static_cast<size_t>(s)];
     for (size_t mb = 0; mb < plan.pass_of.size(); ++mb) {
-      if (mb > 0 && same_pass(workload.program, mb)) {
+      // Consecutive micro-batches that run one pass (generated programs) cost the same: one pass
+      // and its count.
+      if (mb > 0 && plan.pass_of[mb] == plan.pass_of[mb - 1]) {
         ++runs.back().second;
         continue;
       }

@@ -167,7 +167,7 @@ TEST(AstraSimSystem, ErrorsNameTheLine) {
   EXPECT_EQ(error_of([] {
               parse_astra_sim_system("{\n  \"preferred-dataset-splits\": 0\n}", "sys.json");
             }),
-            "sys.json:2: expected 'preferred-dataset-splits' as an integer from 1 to 4096");
+            "sys.json:2: 'preferred-dataset-splits': expected an integer from 1 to 4096, found 0");
   EXPECT_NE(error_of([] {
               parse_astra_sim_system("{\n  \"endpoint-delay\": ,\n}", "sys.json");
             }).find("sys.json:2: expected ASTRA-sim's system JSON"),

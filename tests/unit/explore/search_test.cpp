@@ -7,9 +7,7 @@
 
 #include "core/diagnostics.h"
 #include "explore/point_evaluation.h"
-#include "explore/pruning.h"
 #include "explore/search.h"
-#include "explore/search_space.h"
 #include "models/model_file.h"
 
 namespace orrery::explore {
@@ -182,13 +180,8 @@ TEST(Search, ClusterKeysWidenTheSpace) {
 TEST(Search, SharedNetworkPricingChangesNoFigure) {
   const SearchRequest r =
       request("gpt3-13b", "dgx-a100", 64, 128, {"vpp=1,2", "mbs=1,2", "recompute=none,full"});
-  PruneContext context;
-  context.spec = &r.spec;
-  context.gbs = r.gbs;
-  std::vector<PlanPoint> survivors;
-  for_each_point(r.spec, r.base, r.gbs, r.axes, r.clusters, [&](const PlanPoint& point) {
-    if (!prune(point, r.clusters[0], context)) survivors.push_back(point);
-  });
+  SearchCounts counts;
+  const std::vector<PlanPoint> survivors = survivors_of(r, counts);
   ASSERT_GT(survivors.size(), 10u);
   const auto shared = std::make_shared<GroupPricingCache>();
   for (const SimulationMode mode : {SimulationMode::Analytical, SimulationMode::Event}) {
