@@ -4,8 +4,9 @@
 The layer as Megatron-LM runs it at TP 1 (pre-LayerNorm; QKV, cuDNN fused causal attention,
 output projection, bias-dropout-residual; LayerNorm; FC1, GeLU, FC2, bias-dropout-residual),
 in eager PyTorch and captured in a CUDA graph (the same kernels without the host's launch gaps),
-timed under sustained load (several seconds, the median of windows), with the SM clock. Prints
-and writes layer.csv to OUT_DIR. Usage: measure-layer.py OUT_DIR [hidden heads seq batch]"""
+timed under sustained load (several seconds, the median of windows), with the SM clock; then the
+kernels of eager steps profiled under that load (per kernel, and the GPU's idle time between
+them). Prints and writes layer.csv and layer_kernels.csv to OUT_DIR. Usage: measure-layer.py OUT_DIR [hidden heads seq batch]"""
 import csv, os, sys, time
 import torch
 import torch.nn.functional as F
@@ -43,6 +44,14 @@ class Layer(torch.nn.Module):
 layer = Layer()
 x = torch.randn(seq, batch, h, device=dev, dtype=dt, requires_grad=True)
 g = torch.randn(seq, batch, h, device=dev, dtype=dt)
+
+
+def kind_of(kernel):
+    """gemm, attention or other, from a kernel's name (cuDNN's attention kernels name sm90 too)."""
+    name = kernel.lower()
+    if any(k in name for k in ("flash", "fmha", "cudnn", "sdpa", "attn")):
+        return "attention"
+    return "gemm" if any(k in name for k in ("gemm", "sm90", "cutlass", "nvjet", "ampere")) else "other"
 
 
 def step():
@@ -99,14 +108,55 @@ for e in prof.key_averages():
     if t <= 0:
         continue
     name = e.key.lower()
-    kind = ("gemm" if any(k in name for k in ("gemm", "sm90", "cutlass", "nvjet", "ampere")) else
-            "attention" if any(k in name for k in ("flash", "fmha", "cudnn", "sdpa", "attn")) else
-            "other")
+    kind = kind_of(name)
     kinds[kind] = kinds.get(kind, 0.0) + t / 5 / 1000.0
     total += t / 5 / 1000.0
 for k, v in sorted(kinds.items()):
     rows.append({"how": "profiler kernels: " + k, "ms_per_layer_fwd_bwd": round(v, 4), "sm_mhz": ""})
 rows.append({"how": "profiler kernels: all", "ms_per_layer_fwd_bwd": round(total, 4), "sm_mhz": ""})
+# The same kernels under sustained load: eager steps for several seconds, the profiler over the
+# last of them (no pause between), per kernel and as the GPU's busy and idle time in that window.
+import json, tempfile
+begin = time.perf_counter()
+while time.perf_counter() - begin < 6:
+    step()
+steps = 40
+with profile(activities=[ProfilerActivity.CUDA]) as loaded:
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+loaded_mhz = pynvml.nvmlDeviceGetClockInfo(H, pynvml.NVML_CLOCK_SM)
+trace = os.path.join(tempfile.mkdtemp(), "trace.json")
+loaded.export_chrome_trace(trace)
+kernels = sorted((e["ts"], e["ts"] + e["dur"], e["name"]) for e in json.load(open(trace))["traceEvents"]
+                 if e.get("cat") == "kernel" and e.get("ph") == "X")
+kernels = kernels[len(kernels) // 4:]  # the first quarter may still carry the profiler's start
+span = kernels[-1][1] - kernels[0][0]
+busy, end = 0.0, kernels[0][0]
+for start, stop_, _ in kernels:
+    busy += max(0.0, stop_ - max(start, end))
+    end = max(end, stop_)
+kernel_sum = sum(b - a for a, b, _ in kernels)
+steps_seen = steps * 3 / 4
+per_kernel = {}
+for a, b, name in kernels:
+    kind = kind_of(name)
+    c = per_kernel.setdefault((kind, name[:120]), [0, 0.0])
+    c[0] += 1
+    c[1] += b - a
+for label, value in (("under load: step (kernels' span)", span), ("under load: GPU busy", busy),
+                     ("under load: kernels' sum", kernel_sum), ("under load: GPU idle", span - busy)):
+    rows.append({"how": label, "ms_per_layer_fwd_bwd": round(value / steps_seen / 1000, 4),
+                 "sm_mhz": loaded_mhz})
+for kind in ("gemm", "attention", "other"):
+    rows.append({"how": "under load: kernels: " + kind, "sm_mhz": loaded_mhz,
+                 "ms_per_layer_fwd_bwd": round(sum(v[1] for k, v in per_kernel.items() if k[0] == kind)
+                                               / steps_seen / 1000, 4)})
+with open(os.path.join(OUT, "layer_kernels.csv"), "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["kind", "kernel", "calls_per_step", "us_per_step"])
+    for (kind, name), (calls, us) in sorted(per_kernel.items(), key=lambda kv: -kv[1][1]):
+        w.writerow([kind, name, round(calls / steps_seen, 2), round(us / steps_seen, 2)])
 top = sorted(prof.key_averages(), key=lambda e: -(e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total))[:25]
 print("layer h=%d heads=%d seq=%d batch=%d bf16" % (h, heads, seq, batch))
 for r in rows:

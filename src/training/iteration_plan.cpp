@@ -9,6 +9,7 @@
 #include "network/collective_algorithms.h"
 #include "training/group_pricing.h"
 #include "training/parallel_axes.h"
+#include "training/sm_contention.h"
 
 namespace orrery {
 namespace {
@@ -287,11 +288,9 @@ void plan_layers(IterationPlan& plan, const Program& program, const SimulationOp
     planned.input_grad = phase(layer.input_grad, false);
     planned.weight_grad = phase(layer.weight_grad, true);
     // SM contention: the input-gradient collective runs beside the weight-gradient compute.
-    if (const auto& c = planned.input_grad.comm;
-        c && options.overlap && plan.compute_units > 0 && c->channels > 0) {
+    if (const auto& c = planned.input_grad.comm; c && options.overlap) {
       Time& w = planned.weight_grad.compute;
-      w += std::min(c->cost, w)
-               .scaled(static_cast<double>(c->channels) / static_cast<double>(plan.compute_units));
+      w += std::min(c->cost, w).scaled(sm_contention_share(c->channels, plan.compute_units));
     }
     if (iteration_level(i)) plan.iteration_layers.push_back(i);
   }

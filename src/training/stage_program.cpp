@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "training/pipeline_schedule.h"
+#include "training/sm_contention.h"
 
 namespace orrery {
 namespace {
@@ -111,10 +112,10 @@ class StageBuilder {
   void issue_async(CommGroup group, Time cost, const Communication& comm, Algorithm algorithm,
                    int64_t channels) {
     issue(group, cost, comm, algorithm);
-    if (plan_.overlap && plan_.compute_units > 0 && channels > 0) {
+    if (const double share = sm_contention_share(channels, plan_.compute_units);
+        plan_.overlap && share > 0) {
       overlap_left_ += cost;
-      contention_share_ = std::max(contention_share_, static_cast<double>(channels) /
-                                                          static_cast<double>(plan_.compute_units));
+      contention_share_ = std::max(contention_share_, share);
     }
   }
   void blocking(const PlannedComm& c) { pending_.push_back(issue(c)); }
