@@ -7,8 +7,10 @@ shared memory that no GEMM block fits beside it) for a fixed wall time while BF1
 transformer-layer shapes run on another stream; each GEMM loop is timed with and without the
 stand-in, alternately, under sustained load. Two stand-ins: `spin` only holds the SMs; `copy`
 also streams memory from its SMs (a bound on the HBM traffic a collective adds). Writes
-sm_contention.csv to OUT_DIR. Usage: measure-sm-contention.py OUT_DIR"""
-import csv, os, sys, time
+sm_contention.csv to OUT_DIR, and gemm_kernels.csv: the kernel each GEMM runs alone, with its
+grid, block, registers and shared memory as the profiler reports them.
+Usage: measure-sm-contention.py OUT_DIR [HELD_SMS,...]"""
+import csv, json, os, sys, tempfile, time
 import cupy as cp
 import torch
 import torch.nn.functional as F
@@ -45,7 +47,7 @@ hold = cp.RawKernel(SOURCE, "hold")
 SHARED = 128 * 1024  # more than half an SM's shared memory: one block per SM, no GEMM block beside it
 hold.max_dynamic_shared_size_bytes = SHARED
 PER_BLOCK = 4 * 1024 * 1024  # floats per block for the copy stand-in: 16 MiB (8 read, 8 written)
-HELD = (8, 16, 24, 32, 48, 66)
+HELD = tuple(int(x) for x in sys.argv[2].split(",")) if len(sys.argv) > 2 else (8, 16, 24, 32, 48, 66)
 buf = torch.zeros(max(HELD) * PER_BLOCK, device=DEV, dtype=torch.float32)
 stop = torch.zeros(1, device=DEV, dtype=torch.int32)
 side = torch.cuda.Stream()
@@ -82,6 +84,32 @@ def loop_ms(fn, calls, held_sms=0, mode="spin", hold_ms=0.0):
 # projection, FC1, FC2) and GPT-3 175B's FC1 at TP 8 over 2,048 tokens (fewer tiles).
 SHAPES = [("qkv", 8192, 12288, 4096), ("proj", 8192, 4096, 4096), ("fc1", 8192, 16384, 4096),
           ("fc2", 8192, 4096, 16384), ("fc1_175b_tp8", 2048, 6144, 12288)]
+
+# The kernel each GEMM runs, and its launch shape (a persistent kernel's grid is sized to the SMs).
+from torch.profiler import profile, ProfilerActivity
+kernels = []
+for name, m, n, k in SHAPES:
+    fn = gemm(m, n, k)
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    trace = os.path.join(tempfile.mkdtemp(), "trace.json")
+    prof.export_chrome_trace(trace)
+    for e in json.load(open(trace))["traceEvents"]:
+        if e.get("cat") == "kernel":
+            a = e.get("args", {})
+            kernels.append({"shape": name, "m": m, "n": n, "k": k, "kernel": e["name"][:100],
+                            "grid": "x".join(map(str, a.get("grid", []))),
+                            "block": "x".join(map(str, a.get("block", []))),
+                            "registers": a.get("registers per thread", ""),
+                            "shared_bytes": a.get("shared memory", ""), "us": e["dur"]})
+            print(kernels[-1], flush=True)
+with open(os.path.join(OUT, "gemm_kernels.csv"), "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(kernels[0].keys()))
+    w.writeheader()
+    w.writerows(kernels)
 
 # Sustained load first, so every comparison runs at the held clock.
 warm = gemm(8192, 8192, 8192)

@@ -8,12 +8,14 @@
 // that is, it runs U / (U - c) times slower while the two overlap.
 //
 // Scope and limitations: the units are interchangeable and the collective's memory traffic costs
-// the compute nothing. Measured on one H200 (tests/data/h200_sm_contention.csv,
-// docs/references/h200-kernels.md), BF16 GEMMs beside a kernel holding 8 to 66 of the 132 SMs
-// ran 1.1 to 2.2 times slower; U / (U - c) falls short of that by 11 % on average (13 % at 8 to
-// 32 SMs, NCCL's usual channel counts). Re-pricing the GEMMs on U - c units (wave quantization)
-// closes little of the gap, and streaming memory from the held SMs added 2 % on average. This
-// model is optimistic by that much for compute beside collectives.
+// the compute nothing. Measured on H200s (tests/data/h200_sm_contention.csv and
+// h200_sm_contention_few.csv, docs/references/h200-kernels.md), BF16 GEMMs beside a kernel
+// holding 1 to 66 of the 132 SMs ran 1.06 to 2.2 times slower; U / (U - c) falls short of that by
+// 13 % on average, and by 13-14 % at 8 to 32 SMs, NCCL's usual channel counts. cuBLAS runs these
+// GEMMs as persistent kernels sized for every SM (66 two-SM clusters), so one held SM already
+// costs 7-32 %; re-pricing the GEMMs on U - c units (wave quantization) closes little of the gap,
+// and streaming memory from the held SMs added 2 % on average. This model is optimistic by that
+// much for compute beside collectives.
 #pragma once
 
 #include <algorithm>
