@@ -8,7 +8,6 @@
 #include "cli/commands.h"
 #include "cli/number_checks.h"
 #include "cli/output_files.h"
-#include "core/diagnostics.h"
 #include "explore/result_query.h"
 
 namespace orrery {

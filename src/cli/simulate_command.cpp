@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -20,20 +19,13 @@
 #include "compat/simai_analytical.h"
 #include "core/diagnostics.h"
 #include "core/progress_bar.h"
-#include "core/quantity.h"
-#include "core/text.h"
 #include "formats/chakra_et_reader.h"
 #include "formats/workload_reader.h"
-#include "models/model_file.h"
 #include "report/json_report.h"
 #include "report/layer_csv.h"
 #include "report/op_table.h"
 #include "report/text_summary.h"
 #include "scenario/scenario.h"
-#include "training/analytical_simulator.h"
-#include "training/compute_pricing.h"
-#include "training/event_simulator.h"
-#include "training/flow_simulator.h"
 #include "workload/parallelism.h"
 
 namespace orrery {

@@ -1,11 +1,9 @@
 #include "cluster/astra_sim_network.h"
 
-#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <vector>
 
-#include "core/diagnostics.h"
 
 namespace orrery {
 namespace {

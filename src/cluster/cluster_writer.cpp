@@ -4,7 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
-#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 

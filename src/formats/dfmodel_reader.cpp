@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <sstream>
 
 #include "dfmodel_dse.pb.h"
 #include "formats/protobuf_log_capture.h"

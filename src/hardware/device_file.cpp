@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <set>
 #include <span>
 #include <sstream>
 
