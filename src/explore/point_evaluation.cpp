@@ -16,6 +16,7 @@ Evaluation evaluate_point(const ModelSpec& spec, int64_t gbs, const PlanPoint& p
   s.loaded_device = choice.resolved;
   s.mode = mode;
   s.options.group_pricing = std::move(pricing);
+  s.options.layer_rows = false;  // a search reads the figures only
   ModelScenario& m = s.model.emplace();
   m.spec = spec;
   m.plan = point.plan;

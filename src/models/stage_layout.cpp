@@ -9,6 +9,10 @@ namespace orrery {
 
 std::vector<int64_t> StageLayout::stage_layer_indices(int64_t stage) const {
   std::vector<int64_t> result;
+  int64_t count = 0;
+  for (int64_t c = 0; c < vpp; ++c)
+    count += layers[static_cast<size_t>(c * pp + stage)];
+  result.reserve(static_cast<size_t>(count));
   for (int64_t c = 0; c < vpp; ++c) {
     const auto v = static_cast<size_t>(c * pp + stage);
     for (int64_t l = first[v]; l < first[v] + layers[v]; ++l)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "models/model_counts.h"
@@ -108,7 +109,8 @@ class Generator {
       : spec_(spec),
         p_(plan),
         layout_(stage_layout(spec.layers, plan.pp, plan.vpp, plan.first_stage_layers,
-                             plan.last_stage_layers)) {
+                             plan.last_stage_layers)),
+        whole_(parameter_count(spec)) {
     t_ = p_.tp;
     tokens_ = p_.micro_batch * p_.seq / p_.cp;  // this rank's share of the micro-batch
     sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
@@ -160,7 +162,7 @@ class Generator {
     out.model_flop = model_flops_per_token(spec_, p_.seq) * static_cast<double>(out.tokens);
     out.hardware_flop_per_gpu = hardware_flop_per_gpu(w);
     ModelSummary summary;
-    summary.parameters = parameter_count(spec_).total();
+    summary.parameters = whole_.total();
     summary.layers = spec_.layers;
     summary.forward_flop = out.model_flop / 3;
     w.model = summary;
@@ -631,20 +633,23 @@ class Generator {
   // the optimizer, and the distributed optimizer's parameter all-gather.
   void iteration_rows(Program& program) {
     const int64_t vs = layout_.virtual_stages();
-    const ParameterCount whole = parameter_count(spec_);
     const bool sharded = p_.distributed_optimizer || p_.zero >= 1;
+    // A layer's parameters depend only on whether it is a MoE layer: each kind is counted once.
+    std::optional<ParameterCount> per_kind[2];
     for (int64_t s = 0; s < p_.pp; ++s) {
       double layers_dense = 0, expert = 0, dense = 0;
       for (const int64_t l : layout_.stage_layer_indices(s)) {
-        const ParameterCount c = layer_parameter_count(spec_, l);
+        std::optional<ParameterCount>& counted = per_kind[spec_.is_moe_layer(l) ? 1 : 0];
+        if (!counted) counted = layer_parameter_count(spec_, l);
+        const ParameterCount& c = *counted;
         layers_dense += static_cast<double>(c.attention + c.mlp + c.shared_experts) / t_ +
                         static_cast<double>(c.router + c.norms);
         expert += static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep);
       }
-      if (s == 0) dense += static_cast<double>(whole.embedding) / t_ + whole.position;
+      if (s == 0) dense += static_cast<double>(whole_.embedding) / t_ + whole_.position;
       if (s == p_.pp - 1)  // the LM head (or its tied copy) and the final norm
-        dense += static_cast<double>(spec_.tied_embeddings && p_.pp > 1 ? whole.embedding
-                                                                        : whole.lm_head) /
+        dense += static_cast<double>(spec_.tied_embeddings && p_.pp > 1 ? whole_.embedding
+                                                                        : whole_.lm_head) /
                      t_ +
                  static_cast<double>(spec_.hidden) * (spec_.norm == Norm::LayerNorm ? 2 : 1);
       // Under ZeRO-3 the layers' parameters are gathered and reduced layer by layer
@@ -734,6 +739,7 @@ class Generator {
   const ModelSpec& spec_;
   const ParallelPlan& p_;
   StageLayout layout_;
+  ParameterCount whole_;  // the model's parameters
   int64_t t_ = 1, tokens_ = 0, sp_tokens_ = 0;
   double vb_ = 2, y_ = 0;
   std::vector<std::vector<bool>> sets_;

@@ -98,16 +98,65 @@ Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage)
 
 using PassRun = std::pair<PassCost, int64_t>;
 
+// A stage's micro-batch passes in runs (consecutive micro-batches that run one pass cost the same:
+// one pass and its count), and its last micro-batch's backward span.
+struct StagePasses {
+  std::vector<PassRun> runs;
+  Time last_backward;
+};
+
+StagePasses stage_passes(const IterationPlan& plan, int64_t stage) {
+  StagePasses out;
+  for (size_t mb = 0; mb < plan.pass_of.size(); ++mb) {
+    if (mb > 0 && plan.pass_of[mb] == plan.pass_of[mb - 1]) {
+      ++out.runs.back().second;
+      continue;
+    }
+    out.runs.emplace_back(pass_cost(plan, mb, stage), 1);
+  }
+  if (!plan.pass_of.empty())
+    out.last_backward = backward_span(plan, plan.pass_of.size() - 1, stage);
+  return out;
+}
+
+// Which of the virtual stages that the passes' stage sets name are stage `stage`'s: stages with
+// equal keys run the same layers of every pass, so their passes cost the same.
+std::vector<bool> pass_key(const IterationPlan& plan, const std::vector<size_t>& sets,
+                           int64_t stage) {
+  const int64_t pp = plan.parallelism.pp;
+  std::vector<bool> key;
+  key.reserve(sets.size() * static_cast<size_t>(plan.parallelism.vpp));
+  for (const size_t set : sets)
+    for (int64_t c = 0; c < plan.parallelism.vpp; ++c)
+      key.push_back(plan.stage_sets[set][static_cast<size_t>(c * pp + stage)]);
+  return key;
+}
+
+// The stage sets of the layers that micro-batch passes run (not the iteration-level rows').
+std::vector<size_t> pass_stage_sets(const IterationPlan& plan) {
+  std::vector<bool> row(plan.layers.size(), false), used(plan.stage_sets.size(), false);
+  for (const size_t i : plan.iteration_layers)
+    row[i] = true;
+  std::vector<size_t> sets;
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    const int32_t set = plan.layers[i].stage_set;
+    if (row[i] || set < 0 || used[static_cast<size_t>(set)]) continue;
+    used[static_cast<size_t>(set)] = true;
+    sets.push_back(static_cast<size_t>(set));
+  }
+  return sets;
+}
+
 // One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
 // and its iteration-level rows, with the overlapped gradient reductions hidden behind the last
 // backward where they fit.
-// `passes`: the stage's micro-batch passes in runs; `longest`: the longest pass of any stage.
-StageTiming stage_timing(const IterationPlan& plan, int64_t stage,
-                         const std::vector<PassRun>& passes, Time longest) {
+// `passes`: the stage's micro-batch passes; `longest`: the longest pass of any stage.
+StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePasses& passes,
+                         Time longest) {
   const int64_t p = plan.parallelism.pp;
   Breakdown b;
   GroupTimes reductions;  // data-parallel work that may hide behind the backward
-  for (const auto& [cost, count] : passes) {
+  for (const auto& [cost, count] : passes.runs) {
     b.compute += cost.compute * count;
     cost.blocking.for_each(
         [&, count = count](CommGroup group, Time time) { b.exposed_comm[group] += time * count; });
@@ -146,9 +195,7 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage,
   Time total_reduction;
   reductions.for_each([&](CommGroup, Time time) { total_reduction += time; });
   if (total_reduction > Time::zero()) {
-    const Time window =
-        plan.pass_of.empty() ? Time::zero() : backward_span(plan, plan.pass_of.size() - 1, stage);
-    const Time exposed = std::max(Time::zero(), total_reduction - window);
+    const Time exposed = std::max(Time::zero(), total_reduction - passes.last_backward);
     reductions.for_each([&](CommGroup group, Time time) {
       b.exposed_comm[group] += Time::from_seconds(exposed.seconds() * (time / total_reduction));
     });
@@ -163,27 +210,28 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
                                      Diagnostics& diagnostics) const {
   const IterationPlan plan =
       plan_iteration(workload, cluster, options, diagnostics, /*buckets=*/false);
-  // Stages run alike unless the program gives them different layers; then each is costed.
+  // Stages run alike unless the program gives them different layers; then each distinct stage
+  // is costed once.
   const int64_t stages = plan.stage_sets.empty() ? 1 : plan.parallelism.pp;
-  std::vector<std::vector<PassRun>> passes(static_cast<size_t>(stages));
+  const std::vector<size_t> sets = pass_stage_sets(plan);
+  std::vector<std::vector<bool>> keys;
+  std::vector<StagePasses> distinct;
+  std::vector<size_t> passes_of(static_cast<size_t>(stages));
   Time longest;  // the longest pass of any stage: what the pipeline's fill and drain wait on
   for (int64_t s = 0; s < stages; ++s) {
-    std::vector<PassRun>& runs = passes[static_cast<size_t>(s)];
-    for (size_t mb = 0; mb < plan.pass_of.size(); ++mb) {
-      // Consecutive micro-batches that run one pass (generated programs) cost the same: one pass
-      // and its count.
-      if (mb > 0 && plan.pass_of[mb] == plan.pass_of[mb - 1]) {
-        ++runs.back().second;
-        continue;
-      }
-      runs.emplace_back(pass_cost(plan, mb, s), 1);
-      longest = std::max(longest, runs.back().first.span());
-    }
+    std::vector<bool> key = pass_key(plan, sets, s);
+    const auto same = std::find(keys.begin(), keys.end(), key);
+    passes_of[static_cast<size_t>(s)] = static_cast<size_t>(same - keys.begin());
+    if (same != keys.end()) continue;
+    keys.push_back(std::move(key));
+    distinct.push_back(stage_passes(plan, s));
+    for (const auto& [cost, count] : distinct.back().runs)
+      longest = std::max(longest, cost.span());
   }
   std::vector<StageTiming> timings;
   for (int64_t s = 0; s < stages; ++s)
-    timings.push_back(stage_timing(plan, s, passes[static_cast<size_t>(s)], longest));
-  return plan_result("analytical", workload, cluster, plan, std::move(timings));
+    timings.push_back(stage_timing(plan, s, distinct[passes_of[static_cast<size_t>(s)]], longest));
+  return plan_result("analytical", workload, cluster, plan, std::move(timings), options.layer_rows);
 }
 
 }  // namespace orrery

@@ -111,7 +111,8 @@ Result EventSimulator::simulate(const Workload& workload, const Cluster& cluster
   std::vector<StageTiming> stages;
   for (const StageProgram& program : programs.stages)
     stages.push_back(account(program.stage, program, graph, timeline, binding));
-  Result result = plan_result("event", workload, cluster, plan, std::move(stages));
+  Result result =
+      plan_result("event", workload, cluster, plan, std::move(stages), options.layer_rows);
   result.simulated_tasks = static_cast<int64_t>(graph.graph.task_count());
   if (options.record_timeline) {
     result.timeline.emplace();

@@ -618,7 +618,8 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
     std::vector<StageTiming> stages;
     for (auto& s : last)
       stages.push_back(std::move(*s));
-    Result result = plan_result("flow", *job.workload, cluster, job.plan, std::move(stages));
+    Result result = plan_result("flow", *job.workload, cluster, job.plan, std::move(stages),
+                                options.layer_rows);
     for (int64_t l = 0; l < job.plan.parallelism.world_size; ++l) {
       const RankState& r = sim.ranks()[static_cast<size_t>(job.first_rank + l)];
       result.simulated_tasks +=

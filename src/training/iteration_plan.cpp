@@ -462,7 +462,7 @@ std::vector<LayerTiming> layer_timings(const Workload& workload, const Iteration
 }
 
 Result plan_result(std::string mode, const Workload& workload, const Cluster& cluster,
-                   const IterationPlan& plan, std::vector<StageTiming> stages) {
+                   const IterationPlan& plan, std::vector<StageTiming> stages, bool layer_rows) {
   Result result;
   result.mode = std::move(mode);
   result.schedule = std::string(to_string(plan.schedule));
@@ -477,7 +477,7 @@ Result plan_result(std::string mode, const Workload& workload, const Cluster& cl
     }
   for (const StageTiming& s : result.stages)
     if (s.stage == result.critical_stage) result.breakdown = s.breakdown;
-  result.layers = layer_timings(workload, plan);
+  if (layer_rows) result.layers = layer_timings(workload, plan);
   return result;
 }
 

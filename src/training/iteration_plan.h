@@ -139,9 +139,9 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
 std::vector<LayerTiming> layer_timings(const Workload& workload, const IterationPlan& plan);
 
 // The Result of a simulation in `mode`: what was simulated, the stages' timings, the iteration
-// time and breakdown of the critical stage (the last to finish; the first of equals), and the
-// per-layer costs.
+// time and breakdown of the critical stage (the last to finish; the first of equals), and, with
+// `layer_rows` (SimulationOptions::layer_rows), the per-layer costs.
 Result plan_result(std::string mode, const Workload& workload, const Cluster& cluster,
-                   const IterationPlan& plan, std::vector<StageTiming> stages);
+                   const IterationPlan& plan, std::vector<StageTiming> stages, bool layer_rows);
 
 }  // namespace orrery

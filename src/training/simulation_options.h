@@ -43,6 +43,9 @@ struct SimulationOptions {
   // Flow mode: the global ranks the timeline shows; empty: per stage the rank that finishes last
   // (the one whose breakdown the Result reports).
   std::vector<int64_t> timeline_ranks;
+  // Fill Result::layers, the per-layer table of the report and --json; false leaves it empty (a
+  // search reads only the iteration's figures). The figures are the same either way.
+  bool layer_rows = true;
   // Called now and then with the fraction of the simulation done (flow mode), for a progress bar.
   std::function<void(double)> progress;
   // Shares the network's pricing between runs of one layout on one cluster (a search evaluating

@@ -9,6 +9,7 @@
 #include "explore/point_evaluation.h"
 #include "explore/search.h"
 #include "models/model_file.h"
+#include "scenario/scenario.h"
 
 namespace orrery::explore {
 namespace {
@@ -195,6 +196,36 @@ TEST(Search, SharedNetworkPricingChangesNoFigure) {
     }
   }
   EXPECT_LT(shared->size(), survivors.size());  // layouts repeat across the plans
+}
+
+// A search's evaluation leaves out the per-layer rows (SimulationOptions::layer_rows); the
+// iteration time is the one `orrery simulate --model` predicts for the plan with them, to the bit,
+// in both ranking modes (every plan in analytical mode, every fifth in event mode).
+TEST(Search, LeanEvaluationGivesTheFullPredictionsTime) {
+  const SearchRequest r =
+      request("gpt3-13b", "dgx-a100", 64, 128, {"vpp=1,2", "mbs=1,2", "recompute=none,full"});
+  SearchCounts counts;
+  const std::vector<PlanPoint> survivors = survivors_of(r, counts);
+  ASSERT_GT(survivors.size(), 10u);
+  for (const SimulationMode mode : {SimulationMode::Analytical, SimulationMode::Event}) {
+    const size_t stride = mode == SimulationMode::Event ? 5 : 1;
+    for (size_t i = 0; i < survivors.size(); i += stride) {
+      const PlanPoint& point = survivors[i];
+      const Evaluation lean = evaluate_point(r.spec, r.gbs, point, r.clusters[0], mode);
+      Scenario full;
+      full.cluster = r.clusters[0].cluster;
+      full.mode = mode;
+      ModelScenario& m = full.model.emplace();
+      m.spec = r.spec;
+      m.plan = point.plan;
+      m.global_batch = r.gbs;
+      m.gpus = r.clusters[0].gpus;
+      const Result result = predict(full).results.front();
+      ASSERT_TRUE(lean.figures) << lean.error;
+      EXPECT_FALSE(result.layers.empty());
+      EXPECT_EQ(lean.figures->iteration_s, result.iteration_time.seconds());
+    }
+  }
 }
 
 }  // namespace
