@@ -100,7 +100,14 @@ StageTiming account(int64_t stage, const StageProgram& program, const IterationG
     const Time gap = timeline.start[t] - previous;
     if (gap > Time::zero()) {
       const StageTask& cause = *g.task[binding[t]];
-      if (cause.kind == StageTaskKind::Collective) {
+      if (cause.kind == StageTaskKind::Collective && joins_stages(cause.comm.group)) {
+        // Waiting for the other stages to reach it is bubble; the collective's run is exposed.
+        const TaskId c = binding[t];
+        const Time running = std::clamp(timeline.finish[c] - std::max(timeline.start[c], previous),
+                                        Time::zero(), gap);
+        b.exposed_comm[cause.comm.group] += running;
+        b.bubble += gap - running;
+      } else if (cause.kind == StageTaskKind::Collective) {
         b.exposed_comm[cause.comm.group] += gap;
       } else if (cause.kind == StageTaskKind::Transfer) {
         const TaskId c = binding[t];

@@ -355,8 +355,12 @@ class Simulation {
     std::vector<int64_t> gpus;
     Run run;
     run.job = job_id;
-    for (const auto& [g, t] : members)
+    for (const auto& [g, t] : members) {
       gpus.push_back(j.offset + (static_cast<int64_t>(g) - j.first_rank));
+      // A collective joining stages runs from when the last stage reaches it; before, the
+      // others wait (bubble, as in the event mode).
+      if (joins_stages(task.comm.group)) start_[ranks_[g].task_base + t] = kernel_.now();
+    }
     run.members = std::move(members);
     run.steps = &routed(job_id, task, base, gpus);
     uint32_t id;
@@ -491,7 +495,13 @@ StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
           cause_start = sim.start(s.task_base + sender);
         }
       }
-      if (cause && cause->kind == StageTaskKind::Collective) {
+      if (cause && cause->kind == StageTaskKind::Collective && joins_stages(cause->comm.group)) {
+        // Waiting for the other stages to reach it is bubble; the collective's run is exposed.
+        const Time running =
+            std::clamp(cause_finish - std::max(cause_start, previous), Time::zero(), gap);
+        b.exposed_comm[cause->comm.group] += running;
+        b.bubble += gap - running;
+      } else if (cause && cause->kind == StageTaskKind::Collective) {
         b.exposed_comm[cause->comm.group] += gap;
       } else if (cause && cause->kind == StageTaskKind::Transfer) {
         const Time in_flight = cause_finish - std::max(cause_start, previous);

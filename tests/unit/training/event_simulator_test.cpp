@@ -133,6 +133,9 @@ TEST(EventSimulator, CollectivesJoiningStagesStartTogether) {
   EXPECT_EQ(r.stages[0].finish, us(5320));
   EXPECT_EQ(r.stages[1].finish, us(5320));
   EXPECT_EQ(r.iteration_time, us(5320));
+  // Stage 1's 1 ms wait for stage 0 is bubble; only the all-reduce's run is exposed.
+  EXPECT_EQ(r.stages[1].breakdown.exposed_comm.at(CommGroup::Embedding), us(320));
+  EXPECT_EQ(r.stages[1].breakdown.bubble, ms(1) + ms(1));  // its 1F1B wait and this one
   expect_partitioned(r);
   // The closed form prices the all-reduce on each stage without the wait.
   EXPECT_EQ(run_analytical(w, test_cluster(), ring).iteration_time, us(5320));
