@@ -100,6 +100,7 @@ std::optional<ModelScenario> model_scenario(const std::string& model, const Plan
     if (term == "end-stages") plan.terms.end_stages = false;
     if (term == "optimizer") plan.terms.optimizer = false;
     if (term == "fp8-casts") plan.terms.fp8_casts = false;
+    if (term == "tail-collectives") plan.terms.tail_collectives = false;
     if (term == "sustained-clock") plan.terms.sustained_clock = false;
   }
   plan.first_stage_layers = p.first_stage_layers;
@@ -199,10 +200,10 @@ std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, Pl
       cmd.add_option("--without", p.without,
                      "Leave modelled terms out, to see what each adds (docs/validation.md): "
                      "attention, elementwise, end-stages, optimizer, fp8-casts, sm-contention, "
-                     "sustained-clock")
+                     "sustained-clock, tail-collectives")
           ->delimiter(',')
           ->check(CLI::IsMember({"attention", "elementwise", "end-stages", "optimizer", "fp8-casts",
-                                 "sm-contention", "sustained-clock"}))
+                                 "sm-contention", "sustained-clock", "tail-collectives"}))
           ->group("Model and parallel plan"));
   flags.push_back(cmd.add_option("--train-tokens", p.train_tokens,
                                  "Tokens to train on: adds time to train, GPU-hours, cost and "

@@ -21,6 +21,29 @@ void drop_context(Phase& phase) {
   if (phase.comm && phase.comm->group == CommGroup::Context) phase.comm.reset();
 }
 
+// The iteration tail's collectives (training_workload.h): written as tensor-parallel where their
+// group is the tensor group (one stage, and for the whole world no data or context
+// parallelism), else dropped and named in `lost` (the format has no column for them).
+void write_tail(Phase& phase, const Parallelism& par, std::vector<std::string>& lost) {
+  if (!phase.comm) return;
+  const CommGroup group = phase.comm->group;
+  if (group != CommGroup::Embedding && group != CommGroup::ModelParallel &&
+      group != CommGroup::World)
+    return;
+  const bool tensor = par.pp == 1 && (group == CommGroup::ModelParallel || par.dp() * par.cp == 1);
+  if (tensor) {
+    phase.comm->group = CommGroup::Tensor;
+    return;
+  }
+  phase.comm.reset();
+  const std::string what =
+      group == CommGroup::Embedding
+          ? "the tied embedding's gradient all-reduce between the first and last stage"
+          : "the gradient-norm (and fp16 found-inf) all-reduce over the " +
+                std::string(group == CommGroup::World ? "whole job" : "model-parallel group");
+  if (std::find(lost.begin(), lost.end(), what) == lost.end()) lost.push_back(what);
+}
+
 }  // namespace
 
 AicbExport aicb_workload(const Workload& g) {
@@ -65,6 +88,7 @@ AicbExport aicb_workload(const Workload& g) {
     l.stage_set = -1;
     drop_context(l.forward);
     drop_context(l.input_grad);
+    write_tail(l.forward, par, out.lost);
     index[from].push_back(w.program.layers.size());
     w.program.layers.push_back(std::move(l));
   };

@@ -673,6 +673,7 @@ class Generator {
       };
       reduction("dense", CommGroup::Data, reduced_dense, p_.dp * p_.cp);
       reduction("expert", CommGroup::ExpertData, reduced_expert, p_.dp / p_.ep * p_.cp);
+      if (p_.terms.tail_collectives) tail_collectives(program, s, set, stage);
       // Adam over the local shard: read the fp32 gradient, read and write the fp32 master weight,
       // momentum and variance, write the bf16 weight (30 bytes), the gradient-norm read (4); then
       // zero the whole fp32 gradient buffer (4 per local parameter).
@@ -700,6 +701,33 @@ class Generator {
         }
       }
     }
+  }
+
+  // What Megatron's finalize_model_grads and optimizer step all-reduce between the gradient
+  // reduction and the Adam step on stage `s` (MEGATRON-MODEL.md 4.2), each blocking the stage:
+  // - tied embeddings over several stages: the first stage's word embedding and the last
+  //   stage's LM head are one weight, whose fp32 gradient (vocab / t x hidden values per tensor
+  //   rank) the two stages all-reduce between them (_allreduce_word_embedding_grads);
+  // - fp16: the loss scaler's found-inf flag (one fp32 value, MAX) and, always, the gradient
+  //   norm for clipping (one fp32 value: the local sum of squares), each over the ranks whose
+  //   gradients together make the norm: the model-parallel group (TP x PP), or every rank when
+  //   the optimizer is sharded (get_grad_stats_parallel_group).
+  void tail_collectives(Program& program, int64_t s, int32_t set, const std::string& stage) {
+    if (spec_.tied_embeddings && p_.pp > 1 && (s == 0 || s == p_.pp - 1)) {
+      const int64_t shard = (spec_.vocab + t_ - 1) / t_;
+      Layer& e = record(program, "embedding gradient all-reduce" + stage, set);
+      e.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Embedding,
+                            static_cast<double>(shard * spec_.hidden) * kGradientBytes);
+    }
+    const bool sharded = p_.distributed_optimizer || p_.zero >= 1;
+    const CommGroup stats = sharded ? CommGroup::World : CommGroup::ModelParallel;
+    if ((sharded ? p_.world_size() : t_ * p_.pp) <= 1) return;
+    if (p_.dtype == DType::FP16) {
+      Layer& f = record(program, "found-inf all-reduce" + stage, set);
+      f.forward.comm = comm(CollectiveKind::AllReduce, stats, 4);
+    }
+    Layer& n = record(program, "gradient-norm all-reduce" + stage, set);
+    n.forward.comm = comm(CollectiveKind::AllReduce, stats, 4);
   }
 
   // Per GPU, averaged over stages: the FLOPs of every kernel each stage runs in an iteration.

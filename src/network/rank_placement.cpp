@@ -173,6 +173,16 @@ std::vector<std::vector<int64_t>> RankPlacement::groups(std::span<const size_t> 
   return all;
 }
 
+RankPlacement RankPlacement::ends_of(size_t axis) const {
+  RankPlacement ends = *this;  // same world: GPU ids keep their meaning
+  ParallelAxis& a = ends.axes_.at(axis);
+  if (a.size > 2) {
+    ends.strides_[axis] *= a.size - 1;
+    a.size = 2;
+  }
+  return ends;
+}
+
 GroupShape RankPlacement::neighbour_shape(size_t axis) const {
   if (axes_.at(axis).size < 2) return shape_of(std::vector<int64_t>{0});
   return shape_of(std::vector<int64_t>{0, strides_[axis]});

@@ -67,6 +67,11 @@ class RankPlacement {
   // first, the others in order of their first rank.
   std::vector<std::vector<int64_t>> groups(std::span<const size_t> axes) const;
 
+  // The same ranks with `axis` kept at its first and last coordinate only (one coordinate when
+  // the axis has one): the groups formed by varying `axis` in it are the pairs {first, last}
+  // (e.g. the first and last pipeline stage), and the ranks between take part in none.
+  RankPlacement ends_of(size_t axis) const;
+
   // The shape of the pair {rank 0, its neighbour one step along `axis`}.
   GroupShape neighbour_shape(size_t axis) const;
 

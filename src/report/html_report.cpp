@@ -256,7 +256,8 @@ constexpr std::string_view kScript = R"(
 const NS = 'http://www.w3.org/2000/svg';
 const COLORS = {compute: '#4e79a7', 'exposed_comm.tp': '#f28e2b', 'exposed_comm.ep': '#edc948',
   'exposed_comm.dp': '#e15759', 'exposed_comm.dp_ep': '#ff9da7', 'exposed_comm.pp': '#b07aa1',
-  'exposed_comm.cp': '#9c755f', bubble: '#bab0ac', p2p: '#59a14f',
+  'exposed_comm.cp': '#9c755f', 'exposed_comm.emb': '#86bcb6', 'exposed_comm.mp': '#d37295',
+  'exposed_comm.world': '#79706e', bubble: '#bab0ac', p2p: '#59a14f',
   fwd: '#4e79a7', ig: '#f28e2b', wg: '#e15759', recompute: '#76b7b2', send: '#59a14f',
   bucket: '#edc948', weights: '#4e79a7', gradients: '#f28e2b', optimizer: '#e15759',
   activations: '#76b7b2', logits: '#59a14f'};

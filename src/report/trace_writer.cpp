@@ -20,8 +20,9 @@ double micros(Time t) {
 // Threads in a fixed order, whatever streams a process uses.
 int thread_id(const std::string& stream) {
   static const std::map<std::string, int> order = {
-      {"compute", 0}, {"tp", 1}, {"ep", 2},          {"dp", 3},         {"dp_ep", 4},
-      {"pp", 5},      {"cp", 6}, {"pp send fwd", 7}, {"pp send bwd", 8}};
+      {"compute", 0},     {"tp", 1},  {"ep", 2},  {"dp", 3},
+      {"dp_ep", 4},       {"pp", 5},  {"cp", 6},  {"pp send fwd", 7},
+      {"pp send bwd", 8}, {"emb", 9}, {"mp", 10}, {"world", 11}};
   const auto it = order.find(stream);
   return it == order.end() ? static_cast<int>(order.size()) : it->second;
 }

@@ -24,7 +24,7 @@ class GroupTimes {
   }
 
  private:
-  static constexpr size_t kGroups = static_cast<size_t>(CommGroup::Context) + 1;
+  static constexpr size_t kGroups = kCommGroups;
   std::array<Time, kGroups> time_{};
   std::array<bool, kGroups> used_{};
 };

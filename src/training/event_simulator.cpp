@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "engine/task_graph.h"
 #include "training/graph_simulator.h"
 #include "training/iteration_plan.h"
+#include "training/parallel_axes.h"
 #include "training/stage_program.h"
 #include "training/stage_timeline.h"
 
@@ -31,23 +33,48 @@ struct IterationGraph {
     deps += static_cast<size_t>(programs.transfer_keys);
     graph.reserve(tasks, deps);
     task.reserve(tasks);
+    // A collective joining stages (parallel_axes.h, joins_stages) starts on every stage once
+    // each stage has reached it: the n-th of its group on each stage waits for what the others'
+    // wait for (their dependencies and the task before them on their stream).
+    std::map<std::pair<CommGroup, uint32_t>, std::vector<std::pair<TaskId, std::vector<TaskId>>>>
+        joint;
     for (const StageProgram& program : programs.stages) {
       std::array<StreamId, kStageStreams> streams{};
       for (StreamId& s : streams)
         s = graph.add_stream();
+      std::array<TaskId, kStageStreams> previous;
+      previous.fill(kNone);
+      std::array<uint32_t, kCommGroups> nth{};
       const auto first = static_cast<TaskId>(graph.task_count());
       first_task.push_back(first);
       for (const StageTask& t : program.tasks) {
-        const TaskId id = graph.add_task(streams[static_cast<size_t>(t.stream)], t.duration);
+        const auto stream = static_cast<size_t>(t.stream);
+        const TaskId id = graph.add_task(streams[stream], t.duration);
         for (uint32_t k = t.deps_begin; k < t.deps_end; ++k)
           depend(first + program.deps[k], id);
         if (t.receives >= 0) receivers.emplace_back(t.receives, id);
         if (t.sends >= 0) sender[static_cast<size_t>(t.sends)] = id;
+        if (t.kind == StageTaskKind::Collective && joins_stages(t.comm.group) &&
+            programs.stages.size() > 1) {
+          std::vector<TaskId> ready;
+          for (uint32_t k = t.deps_begin; k < t.deps_end; ++k)
+            ready.push_back(first + program.deps[k]);
+          if (previous[stream] != kNone) ready.push_back(previous[stream]);
+          const auto n = nth[static_cast<size_t>(t.comm.group)]++;
+          joint[{t.comm.group, n}].emplace_back(id, std::move(ready));
+        }
+        previous[stream] = id;
         task.push_back(&t);
       }
     }
     for (const auto& [key, receiver] : receivers)
       depend(sender[static_cast<size_t>(key)], receiver);
+    for (const auto& [key, members] : joint)
+      for (const auto& [id, ready] : members)
+        for (const auto& [other, waits] : members)
+          if (other != id)
+            for (const TaskId before : waits)
+              depend(before, id);
   }
 
   void depend(TaskId before, TaskId after) { graph.add_dependency(before, after); }
@@ -73,7 +100,14 @@ StageTiming account(int64_t stage, const StageProgram& program, const IterationG
     const Time gap = timeline.start[t] - previous;
     if (gap > Time::zero()) {
       const StageTask& cause = *g.task[binding[t]];
-      if (cause.kind == StageTaskKind::Collective) {
+      if (cause.kind == StageTaskKind::Collective && joins_stages(cause.comm.group)) {
+        // Waiting for the other stages to reach it is bubble; the collective's run is exposed.
+        const TaskId c = binding[t];
+        const Time running = std::clamp(timeline.finish[c] - std::max(timeline.start[c], previous),
+                                        Time::zero(), gap);
+        b.exposed_comm[cause.comm.group] += running;
+        b.bubble += gap - running;
+      } else if (cause.kind == StageTaskKind::Collective) {
         b.exposed_comm[cause.comm.group] += gap;
       } else if (cause.kind == StageTaskKind::Transfer) {
         const TaskId c = binding[t];

@@ -15,6 +15,7 @@
 #include "network/collective_model.h"
 #include "network/link_graph.h"
 #include "network/rank_placement.h"
+#include "training/group_pricing.h"
 #include "training/iteration_plan.h"
 #include "training/parallel_axes.h"
 #include "training/stage_program.h"
@@ -74,12 +75,18 @@ struct Job {
   int64_t offset = 0;               // first GPU of the job
   int64_t first_rank = 0;           // index of its rank 0 among all simulated ranks
   std::optional<RankPlacement> placement;
-  std::vector<int64_t> stride;                    // per placement axis
-  std::array<std::vector<size_t>, 6> group_axes;  // per CommGroup
+  std::optional<RankPlacement> ends;  // the embedding group's (RankPlacement::ends_of)
+  std::vector<int64_t> stride;        // per placement axis
+  std::array<std::vector<size_t>, kCommGroups> group_axes;
   // The analytical model of each kind of group (the event mode's, on the job's own GPUs), to
   // pick a stand-in for an algorithm without a decomposition; built when first needed.
   std::unique_ptr<LinkGraph> own_links;
-  std::array<std::unique_ptr<CollectiveModel>, 6> models;
+  std::array<std::unique_ptr<CollectiveModel>, kCommGroups> models;
+
+  // The placement whose groups along `group`'s axes are its communicators.
+  const RankPlacement& placement_of(CommGroup group) const {
+    return at_axis_ends(group) ? *ends : *placement;
+  }
   size_t pp_axis = 0;
   std::vector<std::pair<int64_t, uint32_t>> sender;  // by transfer key: (stage, task)
 };
@@ -96,8 +103,9 @@ struct RankState {
 
 struct Run {  // a collective in flight
   uint32_t job = 0;
-  uint32_t task = 0;
-  std::vector<uint32_t> members;  // global rank indices
+  // Global rank indices and each one's task (members on different stages run different
+  // programs).
+  std::vector<std::pair<uint32_t, uint32_t>> members;
   const std::vector<RoutedStep>* steps = nullptr;
   size_t step = 0;
   int64_t repeat = 0;
@@ -276,17 +284,22 @@ class Simulation {
     int64_t size = 1;
     for (const size_t a : j.group_axes[group]) {
       base -= (r.local / j.stride[a] % j.placement->axes()[a].size) * j.stride[a];
-      size *= j.placement->axes()[a].size;
+      size *= j.placement_of(task.comm.group).axes()[a].size;
     }
     if (size <= 1) {
       kernel_.after(Time::zero(), {kTaskFinish, g, t});
       return;
     }
-    const auto key = std::make_tuple(r.job, static_cast<uint32_t>(group), base, t);
-    uint32_t& arrived = arrivals_[key];
-    if (++arrived < size) return;
+    // Members meet at their n-th collective on the group's stream (the same task where they run
+    // one program, different tasks on different stages).
+    const uint32_t nth = r.head[static_cast<size_t>(task.stream)];
+    const auto key = std::make_tuple(r.job, static_cast<uint32_t>(group), base, nth);
+    auto& arrived = arrivals_[key];
+    arrived.emplace_back(g, t);
+    if (static_cast<int64_t>(arrived.size()) < size) return;
+    std::vector<std::pair<uint32_t, uint32_t>> members = std::move(arrived);
     arrivals_.erase(key);
-    launch(r.job, t, task, base);
+    launch(r.job, task, base, std::move(members));
   }
 
   const std::vector<RoutedStep>& routed(uint32_t job_id, const StageTask& task, int64_t base,
@@ -301,8 +314,8 @@ class Simulation {
       j.own_links = std::make_unique<LinkGraph>(topology_, j.plan.parallelism.world_size);
     auto& model = j.models[group];
     if (!model)
-      model =
-          std::make_unique<CollectiveModel>(*j.own_links, j.placement->groups(j.group_axes[group]));
+      model = std::make_unique<CollectiveModel>(
+          *j.own_links, j.placement_of(task.comm.group).groups(j.group_axes[group]));
     const CollectiveFlowPlan plan =
         flow_plan(*model, task.comm.kind, task.comm.bytes, task.algorithm, gpus);
     if (!decomposes(task.algorithm) && warned_.insert({job_id, task.algorithm}).second)
@@ -334,18 +347,21 @@ class Simulation {
     return routed_.emplace(key, std::move(steps)).first->second;
   }
 
-  void launch(uint32_t job_id, uint32_t t, const StageTask& task, int64_t base) {
+  // `members`: (global rank index, task) of each member, in any order.
+  void launch(uint32_t job_id, const StageTask& task, int64_t base,
+              std::vector<std::pair<uint32_t, uint32_t>> members) {
     Job& j = jobs_[job_id];
-    const auto& axes = j.group_axes[static_cast<size_t>(task.comm.group)];
-    const std::vector<int64_t> locals = j.placement->group_members(axes, base);
+    std::sort(members.begin(), members.end());  // rank order, as the group lists its GPUs
     std::vector<int64_t> gpus;
     Run run;
     run.job = job_id;
-    run.task = t;
-    for (const int64_t l : locals) {
-      gpus.push_back(j.offset + l);
-      run.members.push_back(static_cast<uint32_t>(j.first_rank + l));
+    for (const auto& [g, t] : members) {
+      gpus.push_back(j.offset + (static_cast<int64_t>(g) - j.first_rank));
+      // A collective joining stages runs from when the last stage reaches it; before, the
+      // others wait (bubble, as in the event mode).
+      if (joins_stages(task.comm.group)) start_[ranks_[g].task_base + t] = kernel_.now();
     }
+    run.members = std::move(members);
     run.steps = &routed(job_id, task, base, gpus);
     uint32_t id;
     if (!free_runs_.empty()) {
@@ -364,11 +380,10 @@ class Simulation {
     if (run.step >= run.steps->size()) {  // done: every member's task ends now
       // Finishing a task may launch collectives that grow runs_ (and reuse this id): take what
       // is needed out of the run first, and never touch `run` after.
-      const std::vector<uint32_t> members = std::move(run.members);
-      const uint32_t task = run.task;
+      const std::vector<std::pair<uint32_t, uint32_t>> members = std::move(run.members);
       run.members.clear();
       free_runs_.push_back(id);
-      for (const uint32_t m : members)
+      for (const auto& [m, task] : members)
         finish_task(m, task);
       return;
     }
@@ -400,7 +415,10 @@ class Simulation {
   std::vector<RankState> ranks_;
   std::vector<uint32_t> waiting_;
   std::vector<Time> start_, finish_;
-  std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>, uint32_t> arrivals_;
+  // (job, group, base, n-th on the stream) -> the (rank, task) of the members arrived so far
+  std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>,
+           std::vector<std::pair<uint32_t, uint32_t>>>
+      arrivals_;
   std::map<std::tuple<uint32_t, uint32_t, int64_t, CollectiveKind, Bytes, Algorithm>,
            std::vector<RoutedStep>>
       routed_;
@@ -432,8 +450,8 @@ Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& 
     stride *= a.size;
   }
   j.pp_axis = group_axes(CommGroup::Pipeline, order).front();
-  for (const CommGroup g : {CommGroup::Tensor, CommGroup::Expert, CommGroup::Data,
-                            CommGroup::ExpertData, CommGroup::Pipeline, CommGroup::Context})
+  j.ends.emplace(j.placement->ends_of(j.pp_axis));
+  for (const CommGroup g : kTrainingGroups)
     j.group_axes[static_cast<size_t>(g)] = group_axes(g, order);
   j.sender.assign(static_cast<size_t>(j.programs.transfer_keys), {-1, kNone});
   for (const StageProgram& p : j.programs.stages)
@@ -477,7 +495,13 @@ StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
           cause_start = sim.start(s.task_base + sender);
         }
       }
-      if (cause && cause->kind == StageTaskKind::Collective) {
+      if (cause && cause->kind == StageTaskKind::Collective && joins_stages(cause->comm.group)) {
+        // Waiting for the other stages to reach it is bubble; the collective's run is exposed.
+        const Time running =
+            std::clamp(cause_finish - std::max(cause_start, previous), Time::zero(), gap);
+        b.exposed_comm[cause->comm.group] += running;
+        b.bubble += gap - running;
+      } else if (cause && cause->kind == StageTaskKind::Collective) {
         b.exposed_comm[cause->comm.group] += gap;
       } else if (cause && cause->kind == StageTaskKind::Transfer) {
         const Time in_flight = cause_finish - std::max(cause_start, previous);

@@ -42,14 +42,16 @@ class RankLayout {
       rank -= coordinate(rank, a) * strides_[a];
     return rank;
   }
-  // The members of the group of `kind` whose lowest member is `base`, ascending.
+  // The members of the group of `kind` whose lowest member is `base`, ascending (the embedding
+  // group: the first and last coordinate of its axis only).
   std::vector<int64_t> group(int64_t base, CommGroup kind) const {
     std::vector<int64_t> members = {base};
     for (const size_t a : group_axes(kind, order_)) {
       std::vector<int64_t> next;
       for (const int64_t m : members)
         for (int64_t c = 0; c < axes_[a].size; ++c)
-          next.push_back(m + c * strides_[a]);
+          if (!at_axis_ends(kind) || c == 0 || c == axes_[a].size - 1)
+            next.push_back(m + c * strides_[a]);
       members = std::move(next);
     }
     std::sort(members.begin(), members.end());

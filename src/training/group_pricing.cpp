@@ -13,7 +13,9 @@ GroupPricing::GroupPricing(const Topology& topology, std::vector<ParallelAxis> a
       links_(topology_, placement_.world_size()) {
   for (const CommGroup group : kTrainingGroups) {
     const size_t i = index(group);
-    kinds_[i] = group_kind(placement_, group_axes(group, order));
+    const std::vector<size_t> varied = group_axes(group, order);
+    kinds_[i] = at_axis_ends(group) ? group_kind(placement_.ends_of(varied.front()), varied)
+                                    : group_kind(placement_, varied);
     shapes_[i] = kinds_[i]->shape;
     uniform_[i] = kinds_[i]->uniform;
   }

@@ -29,9 +29,11 @@
 namespace orrery {
 
 // The communication groups of a training job, in the order GroupPricing indexes them.
-inline constexpr std::array kTrainingGroups = {CommGroup::Tensor,   CommGroup::Expert,
-                                               CommGroup::Data,     CommGroup::ExpertData,
-                                               CommGroup::Pipeline, CommGroup::Context};
+inline constexpr std::array kTrainingGroups = {
+    CommGroup::Tensor,     CommGroup::Expert,        CommGroup::Data,
+    CommGroup::ExpertData, CommGroup::Pipeline,      CommGroup::Context,
+    CommGroup::Embedding,  CommGroup::ModelParallel, CommGroup::World};
+static_assert(kTrainingGroups.size() == kCommGroups);
 
 class GroupPricing {
  public:

@@ -56,9 +56,11 @@ class CommPricer {
       throw InputError(std::string(e.what()) + " (cluster '" + cluster.name + "')");
     }
     for (const CommGroup group : kTrainingGroups) {
-      // A group kind the job does not use is not worth a word (expert groups when EP = 1).
+      // A group kind the job does not use is not worth a word (expert groups when EP = 1), nor
+      // are the iteration tail's groups (one collective an iteration each).
       const bool used =
-          (group != CommGroup::Expert && group != CommGroup::ExpertData) || par.ep > 1;
+          ((group != CommGroup::Expert && group != CommGroup::ExpertData) || par.ep > 1) &&
+          !joins_stages(group);
       if (!groups_->uniform(group) && used)
         diagnostics.warn({source, 0},
                          placement_warning(group, groups_->shape(group), cluster, placement));

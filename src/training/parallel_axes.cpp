@@ -80,7 +80,16 @@ std::vector<size_t> group_axes(CommGroup group, const std::vector<TrainingAxis>&
     case CommGroup::ExpertData:
       return {at(TrainingAxis::Cp), at(TrainingAxis::Dp)};
     case CommGroup::Pipeline:
+    case CommGroup::Embedding:
       return {at(TrainingAxis::Pp)};
+    case CommGroup::ModelParallel:
+      return {at(TrainingAxis::Tp), at(TrainingAxis::Pp)};
+    case CommGroup::World: {
+      std::vector<size_t> all(order.size());
+      for (size_t i = 0; i < all.size(); ++i)
+        all[i] = i;
+      return all;
+    }
   }
   return {};
 }

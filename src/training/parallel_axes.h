@@ -4,6 +4,7 @@
 // as given, dp the expert-data-parallel degree dp / ep (ep is carved out of dp).
 //   tensor: tp        context: cp       expert: ep       pipeline: pp
 //   data: cp, ep, dp (gradients reduce over DP x CP)    expert-data: cp, dp
+//   embedding: pp, its first and last coordinate only    model-parallel: tp, pp    world: all
 #pragma once
 
 #include <string>
@@ -30,5 +31,19 @@ std::vector<ParallelAxis> parallel_axes(const Parallelism& par,
 
 // Indices into `order` of the axes `group` spans.
 std::vector<size_t> group_axes(CommGroup group, const std::vector<TrainingAxis>& order);
+
+// Whether `group` takes only the first and last coordinate of its one axis (the embedding group:
+// RankPlacement::ends_of gives the placement whose groups along that axis are those pairs).
+constexpr bool at_axis_ends(CommGroup group) {
+  return group == CommGroup::Embedding;
+}
+
+// Whether a collective of `group` joins ranks of different pipeline stages, whose programs differ:
+// the simulators match its members by their order on the group's stream (as NCCL matches the
+// calls on a communicator) and start it when the last member reaches it.
+constexpr bool joins_stages(CommGroup group) {
+  return group == CommGroup::Embedding || group == CommGroup::ModelParallel ||
+         group == CommGroup::World;
+}
 
 }  // namespace orrery

@@ -263,7 +263,11 @@ class StageBuilder {
   Time overlap_left_;
   double contention_share_ = 0;
   std::vector<uint32_t> pending_;  // collectives the next compute must wait for
-  std::array<uint32_t, 6> last_comm_{kNone, kNone, kNone, kNone, kNone, kNone};
+  std::array<uint32_t, kCommGroups> last_comm_ = [] {
+    std::array<uint32_t, kCommGroups> none{};
+    none.fill(kNone);
+    return none;
+  }();
   std::vector<uint32_t> forward_end_;  // per (micro-batch, chunk): last compute of the forward
   bool labels_ = false;
   // The label of the tasks being issued.

@@ -27,10 +27,14 @@ enum class StageStream : uint8_t {
   ExpertData,
   Pipeline,
   Context,
+  Embedding,
+  ModelParallel,
+  World,
   ForwardLink,   // transfers to the next stage (the last stage's go to stage 0's next chunk)
   BackwardLink,  // transfers to the previous stage
 };
-constexpr size_t kStageStreams = 9;
+constexpr size_t kStageStreams = 3 + kCommGroups;
+static_assert(static_cast<size_t>(StageStream::ForwardLink) == 1 + kCommGroups);
 
 constexpr StageStream stream_of(CommGroup group) {
   return static_cast<StageStream>(1 + static_cast<int>(group));

@@ -16,6 +16,12 @@ std::string_view to_string(CommGroup group) {
       return "pp";
     case CommGroup::Context:
       return "cp";
+    case CommGroup::Embedding:
+      return "emb";
+    case CommGroup::ModelParallel:
+      return "mp";
+    case CommGroup::World:
+      return "world";
   }
   return "?";
 }

@@ -300,6 +300,103 @@ TEST(TrainingWorkload, ContextParallelismSplitsTheSequence) {
   EXPECT_NEAR(attention_flop(2), whole / 2, 1e-6 * whole);
 }
 
+// The iteration-level rows whose forward carries a collective of `group`, each with the stages
+// that run it.
+std::vector<std::pair<const Layer*, std::vector<int64_t>>> tail_rows(const Workload& w,
+                                                                     CommGroup group) {
+  std::vector<std::pair<const Layer*, std::vector<int64_t>>> rows;
+  const Program& p = w.program;
+  for (size_t i = p.after.begin; i < p.after.end; ++i) {
+    const Layer& l = p.layers[i];
+    if (!l.forward.comm || l.forward.comm->group != group) continue;
+    std::vector<int64_t> stages;
+    for (int64_t s = 0; s < w.parallelism.pp; ++s)
+      if (p.runs_on(l, s)) stages.push_back(s);
+    rows.emplace_back(&l, stages);
+  }
+  return rows;
+}
+
+// GPT-3 175B (tied embeddings), TP 8, PP 8 / the first and last stage all-reduce the word
+// embedding's fp32 gradient between them: vocab / t x hidden values = 51200 / 8 x 12288 x 4 bytes
+// each, once per iteration, and no other stage takes part (Megatron's embedding group).
+TEST(TrainingWorkload, TiedEmbeddingGradientIsAllReducedBetweenTheEndStages) {
+  const ModelSpec gpt3 = load_model("gpt3-175b");
+  ASSERT_TRUE(gpt3.tied_embeddings);
+  const TrainingWorkload t = generate_training_workload(gpt3, plan(8, 8, 8));
+  const auto rows = tail_rows(t.workload, CommGroup::Embedding);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].second, std::vector<int64_t>{0});
+  EXPECT_EQ(rows[1].second, std::vector<int64_t>{7});
+  for (const auto& [row, stages] : rows) {
+    EXPECT_EQ(row->forward.comm->kind, CollectiveKind::AllReduce);
+    EXPECT_EQ(row->forward.comm->bytes, int64_t{51200 / 8} * 12288 * 4);
+  }
+  // One stage holds both copies: nothing to all-reduce.
+  EXPECT_TRUE(
+      tail_rows(generate_training_workload(gpt3, plan(8, 1, 8)).workload, CommGroup::Embedding)
+          .empty());
+  // Untied (Llama-2 7B, its own output layer): none either.
+  const ModelSpec llama = load_model("llama2-7b");
+  ASSERT_FALSE(llama.tied_embeddings);
+  EXPECT_TRUE(
+      tail_rows(generate_training_workload(llama, plan(8, 4, 8)).workload, CommGroup::Embedding)
+          .empty());
+  // Left out with the term.
+  ParallelPlan without = plan(8, 8, 8);
+  without.terms.tail_collectives = false;
+  EXPECT_TRUE(
+      tail_rows(generate_training_workload(gpt3, without).workload, CommGroup::Embedding).empty());
+}
+
+// The gradient norm for clipping / every stage all-reduces one fp32 value (its sum of squares)
+// over the model-parallel group (TP x PP) after the gradient reduction and before Adam; with the
+// distributed optimizer each rank holds a shard of the gradients, so over the whole job; fp16
+// adds the loss scaler's found-inf flag before it, over the same group.
+TEST(TrainingWorkload, GradientNormIsAllReducedBeforeTheOptimizer) {
+  const ModelSpec gpt3 = load_model("gpt3-175b");
+  ParallelPlan p = plan(8, 4, 8);
+  p.dp = 2;
+  const TrainingWorkload t = generate_training_workload(gpt3, p);
+  const auto rows = tail_rows(t.workload, CommGroup::ModelParallel);
+  ASSERT_EQ(rows.size(), 4u);  // one per stage
+  const Program& program = t.workload.program;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const Layer& row = *rows[k].first;
+    EXPECT_EQ(rows[k].second, std::vector<int64_t>{static_cast<int64_t>(k)});
+    EXPECT_EQ(row.name, "gradient-norm all-reduce (stage " + std::to_string(k) + ")");
+    EXPECT_EQ(row.forward.comm->kind, CollectiveKind::AllReduce);
+    EXPECT_EQ(row.forward.comm->bytes, 4);
+    // After the stage's gradient reduction, before its optimizer.
+    const auto at = [&](const std::string& name) {
+      for (size_t i = program.after.begin; i < program.after.end; ++i)
+        if (program.layers[i].name == name) return static_cast<int64_t>(i);
+      return int64_t{-1};
+    };
+    const std::string stage = " (stage " + std::to_string(k) + ")";
+    const int64_t norm = at(row.name);
+    EXPECT_LT(at("dense gradient reduction" + stage), norm);
+    EXPECT_GT(at("optimizer" + stage), norm);
+  }
+  EXPECT_TRUE(tail_rows(t.workload, CommGroup::World).empty());
+
+  ParallelPlan sharded = p;
+  sharded.distributed_optimizer = true;
+  EXPECT_EQ(tail_rows(generate_training_workload(gpt3, sharded).workload, CommGroup::World).size(),
+            4u);
+  ParallelPlan fp16 = p;
+  fp16.dtype = DType::FP16;
+  const TrainingWorkload fp16_workload = generate_training_workload(gpt3, fp16);
+  const auto fp16_rows = tail_rows(fp16_workload.workload, CommGroup::ModelParallel);
+  ASSERT_EQ(fp16_rows.size(), 8u);
+  EXPECT_EQ(fp16_rows[0].first->name, "found-inf all-reduce (stage 0)");
+  EXPECT_EQ(fp16_rows[1].first->name, "gradient-norm all-reduce (stage 0)");
+  // One GPU: no group to reduce over.
+  EXPECT_TRUE(
+      tail_rows(generate_training_workload(gpt3, plan(1, 1, 1)).workload, CommGroup::ModelParallel)
+          .empty());
+}
+
 // Plans Megatron-LM would refuse are refused, naming the flag.
 TEST(TrainingWorkload, ImpossiblePlansNameTheFlag) {
   const ModelSpec gpt3 = load_model("gpt3-175b");

@@ -40,9 +40,11 @@ std::vector<ParallelAxis> axes(const Plan& p) {
 // Prices every collective with every algorithm on a kind given compactly and on the same kind
 // with every group listed: the times agree to 1e-9 (the leaf-spine loads add up in another
 // order), and so do the algorithm and protocol.
+// `ends`: the groups of the varied axis's first and last coordinate (RankPlacement::ends_of).
 void expect_compact_equals_listed(const Topology& t, const Plan& plan, std::vector<size_t> varied,
-                                  bool expect_compact = true) {
-  const RankPlacement placement(axes(plan), t);
+                                  bool expect_compact = true, bool ends = false) {
+  const RankPlacement whole(axes(plan), t);
+  const RankPlacement placement = ends ? whole.ends_of(varied.front()) : whole;
   const std::string what = "tp " + std::to_string(plan.tp) + " ep " + std::to_string(plan.ep) +
                            " dp " + std::to_string(plan.dp) + " pp " + std::to_string(plan.pp) +
                            " varying axis " + std::to_string(varied.front());
@@ -90,6 +92,18 @@ TEST(GroupKind, CompactKindsPriceAsEveryGroupListed) {
         expect_compact_equals_listed(t, p, {axis});
     // Data-parallel groups over ep and dp together.
     expect_compact_equals_listed(t, Plan{g / 2, 2, 6, 2}, {1, 2});
+  }
+}
+
+// The embedding group's kind (the first and last pipeline stage of each tensor rank and
+// replica) prices as its pairs listed: compact where the pairs' cluster fills its servers.
+TEST(GroupKind, FirstAndLastStagesPriceAsTheirPairsListed) {
+  for (const Topology& t : {fabric(8, 8, 4, 2), fabric(8, 3, 3, 4), fabric(8, 8, 0, 1)}) {
+    const int64_t g = t[0].size;
+    for (const Plan& p : {Plan{g, 1, 8, 3}, Plan{g, 2, 4, 4}, Plan{g, 1, 1, 12}})
+      expect_compact_equals_listed(t, p, {3}, true, true);
+    // Two stages in one server: the pairs' cluster does not fill it, so every pair is listed.
+    expect_compact_equals_listed(t, Plan{2, 1, 1, 4}, {3}, false, true);
   }
 }
 

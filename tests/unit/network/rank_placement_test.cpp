@@ -37,6 +37,28 @@ TEST(RankPlacement, OuterAxesPutOneRankPerServer) {
   EXPECT_TRUE(p.group_shape(pipeline).crosses_leaves);
 }
 
+// Keeping the pipeline axis at its ends: the groups along it are {stage 0, stage 3} of each
+// (tp, ep, dp) position, and stages 1 and 2 take part in none.
+TEST(RankPlacement, EndsOfAnAxisPairTheFirstAndLastCoordinate) {
+  const Topology t = two_tier();
+  const RankPlacement p({{"tp", 8}, {"ep", 2}, {"dp", 2}, {"pp", 4}}, t);
+  const RankPlacement ends = p.ends_of(3);
+  EXPECT_EQ(ends.world_size(), 128);
+  const std::vector<size_t> pipeline = {3};
+  EXPECT_EQ(ends.group_members(pipeline, 5), (std::vector<int64_t>{5, 5 + 3 * 32}));
+  const auto groups = ends.groups(pipeline);
+  ASSERT_EQ(groups.size(), 32u);
+  for (const auto& g : groups) {
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_LT(g[0], 32);         // stage 0
+    EXPECT_EQ(g[1], g[0] + 96);  // stage 3
+  }
+  // An axis of one or two coordinates is its own ends.
+  const RankPlacement two({{"tp", 8}, {"pp", 2}}, t);
+  EXPECT_EQ(two.ends_of(1).group_members(std::vector<size_t>{1}, 0),
+            two.group_members(std::vector<size_t>{1}, 0));
+}
+
 TEST(RankPlacement, OrderDecidesWhatSharesAServer) {
   const Topology t = two_tier();
   const RankPlacement p({{"ep", 2}, {"tp", 8}, {"dp", 2}, {"pp", 4}}, t);

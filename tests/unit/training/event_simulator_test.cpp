@@ -121,6 +121,26 @@ TEST(EventSimulator, TransfersSitOnTheCriticalPath) {
   EXPECT_EQ(run_analytical(w).iteration_time, ms(4.64));
 }
 
+// A collective joining stages starts when the last of them reaches it: stage 1, done with its
+// backward at 3 ms, waits for stage 0 (4 ms), both all-reduce until 4.32 ms and run the 1 ms
+// optimizer: each stage ends at 5.32 ms (alone, stage 1 would end at 4.32 ms).
+TEST(EventSimulator, CollectivesJoiningStagesStartTogether) {
+  const Workload w = testing::end_stages_workload();
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  const Result r = run_event(w, test_cluster(), ring);
+  ASSERT_EQ(r.stages.size(), 2u);
+  EXPECT_EQ(r.stages[0].finish, us(5320));
+  EXPECT_EQ(r.stages[1].finish, us(5320));
+  EXPECT_EQ(r.iteration_time, us(5320));
+  // Stage 1's 1 ms wait for stage 0 is bubble; only the all-reduce's run is exposed.
+  EXPECT_EQ(r.stages[1].breakdown.exposed_comm.at(CommGroup::Embedding), us(320));
+  EXPECT_EQ(r.stages[1].breakdown.bubble, ms(1) + ms(1));  // its 1F1B wait and this one
+  expect_partitioned(r);
+  // The closed form prices the all-reduce on each stage without the wait.
+  EXPECT_EQ(run_analytical(w, test_cluster(), ring).iteration_time, us(5320));
+}
+
 TEST(EventSimulator, RecomputeReRunsTheForwardBeforeTheBackward) {
   // Layers a, b, c with forward 1, 2, 3 ms; checkpoint at a, trigger at c: a and b re-run.
   Workload w;

@@ -46,6 +46,21 @@ TEST(FlowSimulator, UncontendedPipelineEqualsTheEventMode) {
   EXPECT_GT(flow.flows, 0);
 }
 
+// The embedding group's members run different programs (stage 0's and stage 1's): they meet at
+// their first collective of the group, and the eight pairs' rings, each on its own NICs, take
+// what the event mode charges (testing::end_stages_workload: both stages end at 5.32 ms).
+TEST(FlowSimulator, CollectivesJoiningStagesMeetAcrossPrograms) {
+  const Workload w = testing::end_stages_workload();
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  const Result flow = run_flow(w, test_cluster(), ring);
+  EXPECT_EQ(flow.iteration_time, ms(5.32));
+  const Result event = run_event(w, test_cluster(), ring);
+  EXPECT_EQ(flow.iteration_time, event.iteration_time);
+  EXPECT_EQ(flow.stages[1].breakdown.bubble, event.stages[1].breakdown.bubble);
+  expect_partitioned(flow);
+}
+
 TEST(FlowSimulator, TensorParallelRingsEqualTheirAnalyticalCost) {
   // One stage, tp 8 in a server: every collective a ring of 8 on the switch, alone.
   Layer l = layer("l", ms(1), ms(1), ms(1));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cluster/cluster.h"
 #include "workload/workload.h"
@@ -73,6 +74,30 @@ inline void add_iteration_row(Workload& w, const Layer& row) {
 
 inline Communication comm(CollectiveKind kind, CommGroup group, Bytes bytes) {
   return {kind, group, bytes};
+}
+
+// Appends an iteration-level row that only stage `stage` runs (vpp 1).
+inline void add_stage_row(Workload& w, Layer row, int64_t stage) {
+  std::vector<bool> set(static_cast<size_t>(w.parallelism.pp), false);
+  set[static_cast<size_t>(stage)] = true;
+  row.stage_set = static_cast<int32_t>(w.program.stage_sets.size());
+  w.program.stage_sets.push_back(set);
+  add_iteration_row(w, row);
+}
+
+// Two stages of one micro-batch on two servers (tp 8): F = 1 ms, B = 1 ms per stage, free
+// transfers, so stage 1 ends its backward at 3 ms and stage 0 at 4 ms; then each stage
+// all-reduces 8 MB with the other over the embedding group (ring of 2 across servers on each
+// GPU's own 25 GB/s NIC: 2 x 1/2 x 8 MB / 25 GB/s = 320 us) and runs a 1 ms optimizer.
+inline Workload end_stages_workload() {
+  Workload w = uniform_workload(2, 1, 1, layer("l", ms(1), ms(0.5), ms(0.5)), 1, 8, 16);
+  for (int64_t s = 0; s < 2; ++s) {
+    Layer row = layer("embedding gradient all-reduce", Time::zero(), Time::zero(), Time::zero());
+    row.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Embedding, 8'000'000);
+    add_stage_row(w, row, s);
+  }
+  add_iteration_row(w, layer("optimizer", ms(1), Time::zero(), Time::zero()));
+  return w;
 }
 
 }  // namespace orrery::testing
