@@ -57,15 +57,6 @@ struct ProgramIndex {
   }
 };
 
-// A collective's flow steps with their routes, ready to start.
-struct RoutedStep {
-  std::vector<LinkId> links;
-  std::vector<uint32_t> path_begin;  // per transfer, into links (one past the last entry closes)
-  std::vector<double> bytes;
-  Time latency;
-  int64_t repeat = 1;
-};
-
 struct Job {
   const Workload* workload = nullptr;
   Diagnostics* diagnostics = nullptr;
@@ -312,28 +303,7 @@ class Simulation {
                                   " has no flow decomposition; flow mode runs the fastest "
                                   "algorithm that has one in its place (here " +
                                   std::string(to_string(plan.algorithm)) + ")");
-    std::vector<RoutedStep> steps;
-    const std::vector<FlowStep>& flow_steps = plan.steps;
-    for (const FlowStep& fs : flow_steps) {
-      RoutedStep s;
-      Time route_latency;
-      for (const Transfer& x : fs.transfers) {
-        s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-        route_latency =
-            std::max(route_latency, transfer_route(topology_, links_, x, hash_++, s.links));
-        s.bytes.push_back(x.bytes);
-      }
-      s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-      // One routed step per run (the same flows, its own count and latency).
-      for (const StepRun& r : fs.runs) {
-        if (r.count < 1) continue;
-        RoutedStep run = s;
-        run.repeat = r.count;
-        run.latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
-        steps.push_back(std::move(run));
-      }
-    }
-    return routed_.emplace(key, std::move(steps)).first->second;
+    return routed_.emplace(key, route_steps(topology_, links_, plan.steps, hash_)).first->second;
   }
 
   void launch(uint32_t job_id, uint32_t t, const StageTask& task, int64_t base) {

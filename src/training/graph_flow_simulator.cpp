@@ -13,16 +13,6 @@ namespace {
 using engine::StreamId;
 using engine::TaskId;
 
-// One step of a collective with its routes: the transfers' links and bytes, run `repeat` times,
-// each followed by `latency`.
-struct RoutedStep {
-  std::vector<LinkId> links;
-  std::vector<uint32_t> path_begin;  // per transfer, into links; one past the last closes
-  std::vector<double> bytes;
-  Time latency;
-  int64_t repeat = 1;
-};
-
 struct Run {  // a collective in flight
   TaskId task = 0;
   const std::vector<RoutedStep>* steps = nullptr;
@@ -142,26 +132,8 @@ class FlowRun {
     const std::vector<int64_t>& members = pricer_.members(g.group);
     const CollectiveFlowPlan plan =
         flow_plan(pricer_.model(g.group), g.collective, g.bytes, pricer_.algorithm(), members);
-    std::vector<RoutedStep> steps;
-    for (const FlowStep& fs : plan.steps) {
-      RoutedStep s;
-      Time route_latency;
-      for (const Transfer& x : fs.transfers) {
-        s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-        route_latency = std::max(route_latency, transfer_route(pricer_.topology(), pricer_.links(),
-                                                               x, hash_++, s.links));
-        s.bytes.push_back(x.bytes);
-      }
-      s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-      for (const StepRun& r : fs.runs) {
-        if (r.count < 1) continue;
-        RoutedStep run = s;
-        run.repeat = r.count;
-        run.latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
-        steps.push_back(std::move(run));
-      }
-    }
-    return routed_.emplace(key, std::move(steps)).first->second;
+    return routed_.emplace(key, route_steps(pricer_.topology(), pricer_.links(), plan.steps, hash_))
+        .first->second;
   }
 
   void launch(TaskId t, const GraphTask& g) {
