@@ -2,8 +2,11 @@
 
 #include <functional>
 #include <queue>
+#include <span>
 #include <stdexcept>
 #include <string>
+
+#include "engine/in_order_streams.h"
 
 namespace orrery::engine {
 
@@ -42,13 +45,13 @@ struct Simulation {
       successor_begin[i + 1] += successor_begin[i];
     successors.resize(g.edges_.size());
     std::vector<size_t> fill(successor_begin.begin(), successor_begin.end() - 1);
-    waiting_on.assign(n, 0);
+    std::vector<uint32_t> waiting_on(n, 0);
     for (const auto& [before, after] : g.edges_) {
       successors[fill[before]++] = after;
       ++waiting_on[after];
     }
     // Tasks of each stream in order.
-    stream_begin.assign(g.streams_ + 1, 0);
+    std::vector<size_t> stream_begin(g.streams_ + 1, 0);
     for (const StreamId s : g.stream_)
       ++stream_begin[s + 1];
     for (size_t s = 0; s < g.streams_; ++s)
@@ -57,17 +60,19 @@ struct Simulation {
     std::vector<size_t> at(stream_begin.begin(), stream_begin.end() - 1);
     for (TaskId t = 0; t < n; ++t)
       stream_tasks[at[g.stream_[t]]++] = t;
-    head.assign(stream_begin.begin(), stream_begin.end() - 1);
-    busy.assign(g.streams_, false);
+    streams = InOrderStreams(std::move(waiting_on));
+    streams.reserve_streams(g.streams_);
+    for (size_t s = 0; s < g.streams_; ++s)
+      streams.add_stream(
+          std::span(stream_tasks).subspan(stream_begin[s], stream_begin[s + 1] - stream_begin[s]));
     timeline.start.assign(n, Time::zero());
     timeline.finish.assign(n, Time::zero());
   }
 
   void try_start(StreamId s, Time now) {
-    if (busy[s] || head[s] == stream_begin[s + 1]) return;
-    const TaskId t = stream_tasks[head[s]];
-    if (waiting_on[t] > 0) return;
-    busy[s] = true;
+    const TaskId t = streams.ready(s);
+    if (t == InOrderStreams::kNone) return;
+    streams.start(s);
     timeline.start[t] = now;
     events.emplace(now + graph.duration_[t], t);
   }
@@ -83,20 +88,18 @@ struct Simulation {
       timeline.makespan = std::max(timeline.makespan, now);
       ++finished;
       const StreamId s = graph.stream_[t];
-      busy[s] = false;
-      ++head[s];
+      streams.finish(s);
       for (size_t k = successor_begin[t]; k < successor_begin[t + 1]; ++k) {
         const TaskId next = successors[k];
-        if (--waiting_on[next] == 0) try_start(graph.stream_[next], now);
+        if (streams.release(next)) try_start(graph.stream_[next], now);
       }
       try_start(s, now);
     }
     if (finished != graph.task_count()) {
       for (StreamId s = 0; s < graph.streams_; ++s)
-        if (head[s] != stream_begin[s + 1])
-          throw std::logic_error("task graph deadlock: task " +
-                                 std::to_string(stream_tasks[head[s]]) + " on stream " +
-                                 std::to_string(s) + " can never start");
+        if (streams.next(s) != InOrderStreams::kNone)
+          throw std::logic_error("task graph deadlock: task " + std::to_string(streams.next(s)) +
+                                 " on stream " + std::to_string(s) + " can never start");
     }
     return std::move(timeline);
   }
@@ -104,11 +107,8 @@ struct Simulation {
   const TaskGraph& graph;
   std::vector<size_t> successor_begin;
   std::vector<TaskId> successors;
-  std::vector<uint32_t> waiting_on;
-  std::vector<size_t> stream_begin;
-  std::vector<TaskId> stream_tasks;
-  std::vector<size_t> head;
-  std::vector<bool> busy;
+  std::vector<TaskId> stream_tasks;  // each stream's tasks in order, one stream after another
+  InOrderStreams streams;
   Timeline timeline;
   std::priority_queue<std::pair<Time, TaskId>, std::vector<std::pair<Time, TaskId>>, std::greater<>>
       events;

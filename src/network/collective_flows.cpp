@@ -440,4 +440,27 @@ Time transfer_route(const Topology& t, const LinkGraph& links, const Transfer& x
   return Time::zero();
 }
 
+std::vector<RoutedStep> route_steps(const Topology& t, const LinkGraph& links,
+                                    std::span<const FlowStep> steps, uint64_t& hash) {
+  std::vector<RoutedStep> routed;
+  for (const FlowStep& fs : steps) {
+    RoutedStep s;
+    Time route_latency;
+    for (const Transfer& x : fs.transfers) {
+      s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
+      route_latency = std::max(route_latency, transfer_route(t, links, x, hash++, s.links));
+      s.bytes.push_back(x.bytes);
+    }
+    s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
+    for (const StepRun& r : fs.runs) {
+      if (r.count < 1) continue;
+      RoutedStep run = s;
+      run.repeat = r.count;
+      run.latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
+      routed.push_back(std::move(run));
+    }
+  }
+  return routed;
+}
+
 }  // namespace orrery

@@ -120,4 +120,21 @@ bool decomposes(Algorithm algorithm);
 Time transfer_route(const Topology& topology, const LinkGraph& links, const Transfer& transfer,
                     uint64_t hash, std::vector<LinkId>& path);
 
+// One run of a step, routed and ready to start as flows: transfer i's links are
+// links[path_begin[i]] up to links[path_begin[i + 1]], carrying bytes[i]; the transfers run
+// `repeat` times in a row, each time followed by `latency` (the run's, or else the slowest
+// route's, times its latency_scale).
+struct RoutedStep {
+  std::vector<LinkId> links;
+  std::vector<uint32_t> path_begin;  // one per transfer, then one past the last
+  std::vector<double> bytes;
+  Time latency;
+  int64_t repeat = 1;
+};
+
+// `steps` (transfers in bytes) routed on `links`: one RoutedStep per run of a step, runs of no
+// count left out. Each transfer is routed once, with the next ECMP hash from `hash`, in order.
+std::vector<RoutedStep> route_steps(const Topology& topology, const LinkGraph& links,
+                                    std::span<const FlowStep> steps, uint64_t& hash);
+
 }  // namespace orrery

@@ -372,37 +372,19 @@ CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveK
   const CollectiveFlowPlan plan = flow_plan(model, kind, bytes, forced, model.members());
   run.algorithm = plan.algorithm;
   run.protocol = plan.protocol;
-  const Topology& t = model.topology();
   const LinkGraph& links = model.links();
   // Each run of a step: its flows at once, then its latency once the last one ends.
   engine::Kernel kernel(links.capacities());
   const auto ignore = [](engine::Event) {};
   uint64_t hash = 0;
-  std::vector<LinkId> paths;  // the step's routes one after another
-  std::vector<uint32_t> path_begin;
-  std::vector<double> amounts;
-  for (const FlowStep& step : plan.steps) {
-    Time route_latency;
-    paths.clear();
-    path_begin.clear();
-    amounts.clear();
-    for (const Transfer& x : step.transfers) {
-      path_begin.push_back(static_cast<uint32_t>(paths.size()));
-      route_latency = std::max(route_latency, transfer_route(t, links, x, hash++, paths));
-      amounts.push_back(x.bytes);
+  for (const RoutedStep& step : route_steps(model.topology(), links, plan.steps, hash))
+    for (int64_t k = 0; k < step.repeat; ++k) {
+      kernel.start_batch(step.links, step.path_begin, step.bytes, {});
+      run.flows += step.bytes.size();
+      kernel.run(ignore);
+      kernel.after(step.latency, {});
+      kernel.run(ignore);
     }
-    path_begin.push_back(static_cast<uint32_t>(paths.size()));
-    for (const StepRun& r : step.runs) {
-      const Time latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
-      for (int64_t k = 0; k < r.count; ++k) {
-        kernel.start_batch(paths, path_begin, amounts, {});
-        run.flows += step.transfers.size();
-        kernel.run(ignore);
-        kernel.after(latency, {});
-        kernel.run(ignore);
-      }
-    }
-  }
   run.time = kernel.now();
   return run;
 }

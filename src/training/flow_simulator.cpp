@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/in_order_streams.h"
 #include "engine/kernel.h"
 #include "network/collective_flows.h"
 #include "network/collective_model.h"
@@ -57,15 +58,6 @@ struct ProgramIndex {
   }
 };
 
-// A collective's flow steps with their routes, ready to start.
-struct RoutedStep {
-  std::vector<LinkId> links;
-  std::vector<uint32_t> path_begin;  // per transfer, into links (one past the last entry closes)
-  std::vector<double> bytes;
-  Time latency;
-  int64_t repeat = 1;
-};
-
 struct Job {
   const Workload* workload = nullptr;
   Diagnostics* diagnostics = nullptr;
@@ -95,9 +87,7 @@ struct RankState {
   uint32_t job = 0;
   int64_t local = 0;  // rank within its job
   int64_t stage = 0;
-  size_t task_base = 0;
-  std::array<uint32_t, kStageStreams> head{};
-  std::array<bool, kStageStreams> busy{};
+  uint32_t task_base = 0;  // its tasks' ids in the simulation: task_base + index in its program
   std::array<Time, kStageStreams> latency{};  // of the transfer in flight on a link stream
 };
 
@@ -137,14 +127,18 @@ class Simulation {
         s.job = j;
         s.local = r;
         s.stage = (r / job.stride[job.pp_axis]) % job.plan.parallelism.pp;
-        s.task_base = waiting_.size();
         const ProgramIndex& idx = job.index[static_cast<size_t>(s.stage)];
-        waiting_.insert(waiting_.end(), idx.initial_waiting.begin(), idx.initial_waiting.end());
+        if (streams_.task_count() + idx.initial_waiting.size() >= engine::InOrderStreams::kNone)
+          throw std::length_error("flow simulation: more than 2^32 tasks");
+        s.task_base = static_cast<uint32_t>(streams_.task_count());
+        streams_.add_tasks(idx.initial_waiting);
+        for (const std::vector<uint32_t>& order : idx.stream_tasks)
+          streams_.add_stream(order, s.task_base);  // stream g * kStageStreams + s
         ranks_.push_back(s);
       }
     }
-    start_.assign(waiting_.size(), Time::zero());
-    finish_.assign(waiting_.size(), Time::zero());
+    start_.assign(streams_.task_count(), Time::zero());
+    finish_.assign(streams_.task_count(), Time::zero());
   }
 
   void run() {
@@ -155,15 +149,12 @@ class Simulation {
     kernel_.sharing().flush_usage(kernel_.now());
     for (uint32_t g = 0; g < ranks_.size(); ++g) {
       const RankState& r = ranks_[g];
-      const StageProgram& p = program(r);
       for (size_t s = 0; s < kStageStreams; ++s)
-        if (r.head[s] != job(r).index[static_cast<size_t>(r.stage)].stream_tasks[s].size())
-          throw std::logic_error(
-              "flow simulation deadlock: rank " + std::to_string(r.local) + " of job " +
-              std::to_string(r.job) + " stuck at task " +
-              std::to_string(
-                  job(r).index[static_cast<size_t>(r.stage)].stream_tasks[s][r.head[s]]) +
-              " of " + std::to_string(p.tasks.size()));
+        if (const uint32_t t = streams_.next(stream_of(g, s)); t != engine::InOrderStreams::kNone)
+          throw std::logic_error("flow simulation deadlock: rank " + std::to_string(r.local) +
+                                 " of job " + std::to_string(r.job) + " stuck at task " +
+                                 std::to_string(t - r.task_base) + " of " +
+                                 std::to_string(program(r).tasks.size()));
     }
   }
 
@@ -201,15 +192,18 @@ class Simulation {
     }
   }
 
+  // Rank g's stream `stream` among streams_.
+  static uint32_t stream_of(uint32_t g, size_t stream) {
+    return g * static_cast<uint32_t>(kStageStreams) + static_cast<uint32_t>(stream);
+  }
+
   void try_start(uint32_t g, size_t stream) {
-    RankState& r = ranks_[g];
-    if (r.busy[stream]) return;
-    const auto& list = job(r).index[static_cast<size_t>(r.stage)].stream_tasks[stream];
-    if (r.head[stream] >= list.size()) return;
-    const uint32_t t = list[r.head[stream]];
-    if (waiting_[r.task_base + t] > 0) return;
-    r.busy[stream] = true;
-    start_[r.task_base + t] = kernel_.now();
+    const uint32_t id = streams_.ready(stream_of(g, stream));
+    if (id == engine::InOrderStreams::kNone) return;
+    streams_.start(stream_of(g, stream));
+    start_[id] = kernel_.now();
+    const RankState& r = ranks_[g];
+    const uint32_t t = id - r.task_base;
     const StageTask& task = program(r).tasks[t];
     switch (task.kind) {
       case StageTaskKind::Compute:
@@ -226,18 +220,17 @@ class Simulation {
 
   void finish_task(uint32_t g, uint32_t t) {
     if (progress_ && (++finished_ & 4095) == 0)
-      progress_(static_cast<double>(finished_) / static_cast<double>(waiting_.size()));
-    RankState& r = ranks_[g];
+      progress_(static_cast<double>(finished_) / static_cast<double>(streams_.task_count()));
+    const RankState& r = ranks_[g];
     const StageProgram& p = program(r);
     const ProgramIndex& idx = job(r).index[static_cast<size_t>(r.stage)];
     const StageTask& task = p.tasks[t];
     finish_[r.task_base + t] = kernel_.now();
     const auto stream = static_cast<size_t>(task.stream);
-    r.busy[stream] = false;
-    ++r.head[stream];
+    streams_.finish(stream_of(g, stream));
     for (uint32_t k = idx.successor_begin[t]; k < idx.successor_begin[t + 1]; ++k) {
       const uint32_t next = idx.successors[k];
-      if (--waiting_[r.task_base + next] == 0)
+      if (streams_.release(r.task_base + next))
         try_start(g, static_cast<size_t>(p.tasks[next].stream));
     }
     if (task.sends >= 0) {
@@ -246,7 +239,7 @@ class Simulation {
       const StageProgram& pp = program(pr);
       const uint32_t receiver =
           job(pr).index[static_cast<size_t>(pr.stage)].receiver[static_cast<size_t>(task.sends)];
-      if (--waiting_[pr.task_base + receiver] == 0)
+      if (streams_.release(pr.task_base + receiver))
         try_start(peer, static_cast<size_t>(pp.tasks[receiver].stream));
     }
     try_start(g, stream);
@@ -323,28 +316,7 @@ class Simulation {
                                   " has no flow decomposition; flow mode runs the fastest "
                                   "algorithm that has one in its place (here " +
                                   std::string(to_string(plan.algorithm)) + ")");
-    std::vector<RoutedStep> steps;
-    const std::vector<FlowStep>& flow_steps = plan.steps;
-    for (const FlowStep& fs : flow_steps) {
-      RoutedStep s;
-      Time route_latency;
-      for (const Transfer& x : fs.transfers) {
-        s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-        route_latency =
-            std::max(route_latency, transfer_route(topology_, links_, x, hash_++, s.links));
-        s.bytes.push_back(x.bytes);
-      }
-      s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-      // One routed step per run (the same flows, its own count and latency).
-      for (const StepRun& r : fs.runs) {
-        if (r.count < 1) continue;
-        RoutedStep run = s;
-        run.repeat = r.count;
-        run.latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
-        steps.push_back(std::move(run));
-      }
-    }
-    return routed_.emplace(key, std::move(steps)).first->second;
+    return routed_.emplace(key, route_steps(topology_, links_, plan.steps, hash_)).first->second;
   }
 
   // `members`: (global rank index, task) of each member, in any order.
@@ -413,7 +385,7 @@ class Simulation {
   std::set<std::pair<uint32_t, Algorithm>> warned_;  // (job, algorithm) stand-ins warned of
   engine::Kernel kernel_;
   std::vector<RankState> ranks_;
-  std::vector<uint32_t> waiting_;
+  engine::InOrderStreams streams_;  // kStageStreams per rank, in rank order
   std::vector<Time> start_, finish_;
   // (job, group, base, n-th on the stream) -> the (rank, task) of the members arrived so far
   std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>,

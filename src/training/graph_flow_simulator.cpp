@@ -2,6 +2,7 @@
 
 #include <span>
 
+#include "engine/in_order_streams.h"
 #include "engine/kernel.h"
 #include "network/collective_flows.h"
 #include "training/graph_tasks.h"
@@ -11,16 +12,6 @@ namespace {
 
 using engine::StreamId;
 using engine::TaskId;
-
-// One step of a collective with its routes: the transfers' links and bytes, run `repeat` times,
-// each followed by `latency`.
-struct RoutedStep {
-  std::vector<LinkId> links;
-  std::vector<uint32_t> path_begin;  // per transfer, into links; one past the last closes
-  std::vector<double> bytes;
-  Time latency;
-  int64_t repeat = 1;
-};
 
 struct Run {  // a collective in flight
   TaskId task = 0;
@@ -45,10 +36,10 @@ class FlowRun {
     const engine::TaskGraph& g = tasks.graph;
     const size_t n = g.task_count();
     successor_begin_.assign(n + 1, 0);
-    waiting_.assign(n, 0);
+    std::vector<uint32_t> waiting(n, 0);
     for (const auto& [before, after] : g.dependencies()) {
       ++successor_begin_[before + 1];
-      ++waiting_[after];
+      ++waiting[after];
     }
     for (size_t i = 0; i < n; ++i)
       successor_begin_[i + 1] += successor_begin_[i];
@@ -59,8 +50,9 @@ class FlowRun {
     stream_tasks_.resize(g.stream_count());
     for (TaskId t = 0; t < n; ++t)
       stream_tasks_[g.stream_of(t)].push_back(t);
-    head_.assign(g.stream_count(), 0);
-    busy_.assign(g.stream_count(), false);
+    streams_ = engine::InOrderStreams(std::move(waiting));
+    for (const std::vector<TaskId>& order : stream_tasks_)
+      streams_.add_stream(order);
     latency_.assign(g.stream_count(), Time::zero());
     timeline_.start.assign(n, Time::zero());
     timeline_.finish.assign(n, Time::zero());
@@ -100,10 +92,9 @@ class FlowRun {
   }
 
   void try_start(StreamId s) {
-    if (busy_[s] || head_[s] == stream_tasks_[s].size()) return;
-    const TaskId t = stream_tasks_[s][head_[s]];
-    if (waiting_[t] > 0) return;
-    busy_[s] = true;
+    const TaskId t = streams_.ready(s);
+    if (t == engine::InOrderStreams::kNone) return;
+    streams_.start(s);
     timeline_.start[t] = kernel_.now();
     const GraphTask& g = task_of(t);
     if (g.kind == GraphTaskKind::Collective)
@@ -117,10 +108,9 @@ class FlowRun {
   void finish(TaskId t) {
     timeline_.finish[t] = kernel_.now();
     const StreamId s = tasks_.graph.stream_of(t);
-    busy_[s] = false;
-    ++head_[s];
+    streams_.finish(s);
     for (uint32_t k = successor_begin_[t]; k < successor_begin_[t + 1]; ++k)
-      if (--waiting_[successors_[k]] == 0) try_start(tasks_.graph.stream_of(successors_[k]));
+      if (streams_.release(successors_[k])) try_start(tasks_.graph.stream_of(successors_[k]));
     try_start(s);
   }
 
@@ -142,26 +132,8 @@ class FlowRun {
     const std::vector<int64_t>& members = pricer_.members(g.group);
     const CollectiveFlowPlan plan =
         flow_plan(pricer_.model(g.group), g.collective, g.bytes, pricer_.algorithm(), members);
-    std::vector<RoutedStep> steps;
-    for (const FlowStep& fs : plan.steps) {
-      RoutedStep s;
-      Time route_latency;
-      for (const Transfer& x : fs.transfers) {
-        s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-        route_latency = std::max(route_latency, transfer_route(pricer_.topology(), pricer_.links(),
-                                                               x, hash_++, s.links));
-        s.bytes.push_back(x.bytes);
-      }
-      s.path_begin.push_back(static_cast<uint32_t>(s.links.size()));
-      for (const StepRun& r : fs.runs) {
-        if (r.count < 1) continue;
-        RoutedStep run = s;
-        run.repeat = r.count;
-        run.latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
-        steps.push_back(std::move(run));
-      }
-    }
-    return routed_.emplace(key, std::move(steps)).first->second;
+    return routed_.emplace(key, route_steps(pricer_.topology(), pricer_.links(), plan.steps, hash_))
+        .first->second;
   }
 
   void launch(TaskId t, const GraphTask& g) {
@@ -215,10 +187,9 @@ class FlowRun {
   const GraphProgram& program_;
   const GraphTasks& tasks_;
   GraphPricer& pricer_;
-  std::vector<uint32_t> successor_begin_, successors_, waiting_;
-  std::vector<std::vector<TaskId>> stream_tasks_;
-  std::vector<size_t> head_;
-  std::vector<bool> busy_;
+  std::vector<uint32_t> successor_begin_, successors_;
+  std::vector<std::vector<TaskId>> stream_tasks_;  // each stream's tasks in order
+  engine::InOrderStreams streams_;
   std::vector<Time> latency_;  // per stream: of the send in flight
   engine::Timeline timeline_;
   engine::Kernel kernel_;
