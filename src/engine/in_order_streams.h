@@ -32,7 +32,7 @@ class InOrderStreams {
   // Appends the tasks `base + order[i]` as a new stream's tasks, in that order. `order` is not
   // copied: it must outlive this object (streams of identical ranks may share one list).
   Id add_stream(std::span<const uint32_t> order, uint32_t base = 0) {
-    streams_.push_back({order.data(), order.data() + order.size(), base, false});
+    streams_.push_back({order.data(), order.data(), order.data() + order.size(), base, false});
     return static_cast<Id>(streams_.size() - 1);
   }
   // Appends `count` more tasks with `waiting` predecessors each (those of a further rank).
@@ -61,6 +61,10 @@ class InOrderStreams {
   // One predecessor of `t` has ended; true when it was the last (t may now be ready).
   bool release(Id t) { return --waiting_[t] == 0; }
 
+  // How many tasks `s` has finished: the place of its running or next task in its list.
+  uint32_t position(Id s) const {
+    return static_cast<uint32_t>(streams_[s].next - streams_[s].first);
+  }
   // The next task of `s` whether or not it is ready (kNone when the stream has run them all):
   // after a run, a stream with a next task is stuck.
   Id next(Id s) const {
@@ -70,7 +74,8 @@ class InOrderStreams {
 
  private:
   struct Stream {
-    const uint32_t* next;  // into the owner's list of the stream's tasks
+    const uint32_t* first;  // the owner's list of the stream's tasks
+    const uint32_t* next;   // into that list
     const uint32_t* end;
     uint32_t base;
     bool busy;

@@ -285,7 +285,7 @@ class Simulation {
     }
     // Members meet at their n-th collective on the group's stream (the same task where they run
     // one program, different tasks on different stages).
-    const uint32_t nth = r.head[static_cast<size_t>(task.stream)];
+    const uint32_t nth = streams_.position(stream_of(g, static_cast<size_t>(task.stream)));
     const auto key = std::make_tuple(r.job, static_cast<uint32_t>(group), base, nth);
     auto& arrived = arrivals_[key];
     arrived.emplace_back(g, t);

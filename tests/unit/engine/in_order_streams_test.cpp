@@ -20,8 +20,10 @@ TEST(InOrderStreams, AStreamRunsItsTasksOneAtATimeInOrder) {
   streams.start(s);
   EXPECT_EQ(streams.ready(s), kNone);  // busy with 2
   EXPECT_EQ(streams.next(s), 2u);
+  EXPECT_EQ(streams.position(s), 0u);  // running its first task
   streams.finish(s);
   EXPECT_EQ(streams.ready(s), 0u);
+  EXPECT_EQ(streams.position(s), 1u);
   streams.start(s);
   streams.finish(s);
   EXPECT_EQ(streams.ready(s), 1u);
