@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <vector>
 
-
 namespace orrery {
 namespace {
 

@@ -21,6 +21,13 @@ void drop_context(Phase& phase) {
   if (phase.comm && phase.comm->group == CommGroup::Context) phase.comm.reset();
 }
 
+constexpr const char* kEmbeddingAllReduce =
+    "the tied embedding's gradient all-reduce between the first and last stage";
+
+void note_lost(std::vector<std::string>& lost, const std::string& what) {
+  if (std::find(lost.begin(), lost.end(), what) == lost.end()) lost.push_back(what);
+}
+
 // The iteration tail's collectives (training_workload.h): written as tensor-parallel where their
 // group is the tensor group (one stage, and for the whole world no data or context
 // parallelism), else dropped and named in `lost` (the format has no column for them).
@@ -36,12 +43,11 @@ void write_tail(Phase& phase, const Parallelism& par, std::vector<std::string>& 
     return;
   }
   phase.comm.reset();
-  const std::string what =
-      group == CommGroup::Embedding
-          ? "the tied embedding's gradient all-reduce between the first and last stage"
-          : "the gradient-norm (and fp16 found-inf) all-reduce over the " +
-                std::string(group == CommGroup::World ? "whole job" : "model-parallel group");
-  if (std::find(lost.begin(), lost.end(), what) == lost.end()) lost.push_back(what);
+  note_lost(lost, group == CommGroup::Embedding
+                      ? std::string(kEmbeddingAllReduce)
+                      : "the gradient-norm (and fp16 found-inf) all-reduce over the " +
+                            std::string(group == CommGroup::World ? "whole job"
+                                                                  : "model-parallel group"));
 }
 
 }  // namespace
@@ -112,8 +118,12 @@ AicbExport aicb_workload(const Workload& g) {
   for (size_t i = program.after.begin; i < program.after.end; ++i) {
     const Layer& l = program.layers[i];
     if (program.pass_per_model_chunk && l.stage_set >= 0 &&
-        !program.stage_sets[static_cast<size_t>(l.stage_set)][static_cast<size_t>(stage)])
-      continue;  // another stage's row
+        !program.stage_sets[static_cast<size_t>(l.stage_set)][static_cast<size_t>(stage)]) {
+      // Another stage's row: the written stage never runs it, and a collective there is lost.
+      if (l.forward.comm && l.forward.comm->group == CommGroup::Embedding)
+        note_lost(out.lost, kEmbeddingAllReduce);
+      continue;
+    }
     add(i, "optimizer_" + row_name(l.name));
   }
   w.program.after.end = w.program.layers.size();

@@ -23,13 +23,13 @@ struct TimelineSlice {
   int64_t chunk = -1;        // model chunk on its stage when there are several; else -1
   Bytes bytes = 0;           // communication: bytes moved (0 for compute)
   double flop = 0;           // compute: floating-point operations when the workload gives them
-  std::string group;         // communication: "tp", "ep", "dp", "dp_ep", "pp", "cp"
-  std::string algorithm;     // communication: collective algorithm, e.g. "ring"
+  std::string group;  // communication: "tp", "ep", "dp", "dp_ep", "pp", "cp", "emb", "mp", "world"
+  std::string algorithm;  // communication: collective algorithm, e.g. "ring"
 };
 
-// One stream of one simulated rank: "compute", "tp", "ep", "dp", "dp_ep", "pp", "cp", and the
-// stage-to-stage transfers it sends: "pp send fwd" (to the next stage), "pp send bwd" (to the
-// previous one).
+// One stream of one simulated rank: "compute", "tp", "ep", "dp", "dp_ep", "pp", "cp", "emb", "mp",
+// "world", and the stage-to-stage transfers it sends: "pp send fwd" (to the next stage), "pp send
+// bwd" (to the previous one).
 struct TimelineTrack {
   int64_t stage = 0;
   int64_t rank = -1;  // flow mode: the global rank shown; -1 in event mode (a rank class)

@@ -24,7 +24,8 @@ TEST(SmContention, ShareIsTheHeldFractionOfTheUnits) {
 }
 
 // Five BF16 GEMMs of transformer layers beside 1 to 66 held SMs, in two runs, the stand-in only
-// holding its SMs (spin) or also streaming memory (copy) / the model's U / (U - c) is slow of the
+// holding its SMs (spin) or also streaming memory (copy), every point counted (the two start-up
+// artefacts at 0.89 and 0.90 too) / the model's U / (U - c) is slow of the
 // measurement on average, by 5 to 20 %, because cuBLAS's persistent kernels, sized for every SM,
 // lose more than the held units (sm_contention.h, Scope and limitations); a change of the model
 // that closes the gap, or a regression that widens it, moves the figure out of the band and must
