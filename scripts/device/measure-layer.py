@@ -6,7 +6,12 @@ output projection, bias-dropout-residual; LayerNorm; FC1, GeLU, FC2, bias-dropou
 in eager PyTorch and captured in a CUDA graph (the same kernels without the host's launch gaps),
 timed under sustained load (several seconds, the median of windows), with the SM clock; then the
 kernels of eager steps profiled under that load (per kernel, and the GPU's idle time between
-them). Prints and writes layer.csv and layer_kernels.csv to OUT_DIR. Usage: measure-layer.py OUT_DIR [hidden heads seq batch]"""
+them). Prints and writes layer.csv and layer_kernels.csv to OUT_DIR. Usage: measure-layer.py OUT_DIR [hidden heads seq batch]
+
+With LAYER_COMPILE=1 the layer's parts around the attention kernel go through torch.compile (its
+own fused kernels for the norms, the Q/K/V split, bias-GeLU and bias-dropout-residual: a stand-in
+for Megatron's fused kernels, which eager PyTorch does not have); the files are then named
+layer_compiled.csv and layer_compiled_kernels.csv."""
 import csv, os, sys, time
 import torch
 import torch.nn.functional as F
@@ -18,6 +23,8 @@ h, heads, seq, batch = (int(x) for x in (sys.argv[2:6] if len(sys.argv) >= 6 els
 pynvml.nvmlInit()
 H = pynvml.nvmlDeviceGetHandleByIndex(0)
 dev, dt = torch.device("cuda"), torch.bfloat16
+COMPILED = os.environ.get("LAYER_COMPILE") == "1"
+SUFFIX = "_compiled" if COMPILED else ""
 torch.manual_seed(0)
 
 
@@ -31,14 +38,25 @@ class Layer(torch.nn.Module):
         self.fc1 = torch.nn.Linear(h, 4 * h, dtype=dt, device=dev)
         self.fc2 = torch.nn.Linear(4 * h, h, dtype=dt, device=dev)
 
-    def forward(self, x):  # x: [seq, batch, h]
+        self.before, self.after = self.before_attention, self.after_attention
+        if COMPILED:
+            self.before, self.after = torch.compile(self.before), torch.compile(self.after)
+
+    def before_attention(self, x):  # x: [seq, batch, h] -> q, k, v: [batch, heads, seq, h / heads]
         s, b, _ = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(s, b, heads, 3 * h // heads).permute(1, 2, 0, 3).chunk(3, -1)
-        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.qkv(self.ln1(x)).view(s, b, heads, 3 * h // heads).permute(1, 2, 0, 3).chunk(3, -1)
+
+    def after_attention(self, x, a):
+        s, b, _ = x.shape
         a = a.permute(2, 0, 1, 3).reshape(s, b, h)
         x = x + F.dropout(self.proj(a), 0.1, True)
         return x + F.dropout(self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh")), 0.1, True)
+
+    def forward(self, x):
+        q, k, v = self.before(x)
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.after(x, a)
 
 
 layer = Layer()
@@ -90,11 +108,14 @@ with torch.cuda.stream(s):
     for _ in range(3):
         step()
 torch.cuda.current_stream().wait_stream(s)
-graph = torch.cuda.CUDAGraph()
-with torch.cuda.graph(graph):
-    step()
-graph_ms, graph_mhz = timed(graph.replay)
-rows.append({"how": "cuda graph", "ms_per_layer_fwd_bwd": round(graph_ms, 4), "sm_mhz": graph_mhz})
+try:
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    graph_ms, graph_mhz = timed(graph.replay)
+    rows.append({"how": "cuda graph", "ms_per_layer_fwd_bwd": round(graph_ms, 4), "sm_mhz": graph_mhz})
+except Exception as error:  # a compiled step's random numbers may refuse capture
+    print("no CUDA graph:", str(error).splitlines()[0])
 # Kernel time by kind, from the profiler over a few eager steps.
 from torch.profiler import profile, ProfilerActivity
 with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -152,19 +173,19 @@ for kind in ("gemm", "attention", "other"):
     rows.append({"how": "under load: kernels: " + kind, "sm_mhz": loaded_mhz,
                  "ms_per_layer_fwd_bwd": round(sum(v[1] for k, v in per_kernel.items() if k[0] == kind)
                                                / steps_seen / 1000, 4)})
-with open(os.path.join(OUT, "layer_kernels.csv"), "w", newline="") as f:
+with open(os.path.join(OUT, "layer%s_kernels.csv" % SUFFIX), "w", newline="") as f:
     w = csv.writer(f)
     w.writerow(["kind", "kernel", "calls_per_step", "us_per_step"])
     for (kind, name), (calls, us) in sorted(per_kernel.items(), key=lambda kv: -kv[1][1]):
         w.writerow([kind, name, round(calls / steps_seen, 2), round(us / steps_seen, 2)])
 top = sorted(prof.key_averages(), key=lambda e: -(e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total))[:25]
-print("layer h=%d heads=%d seq=%d batch=%d bf16" % (h, heads, seq, batch))
+print("layer h=%d heads=%d seq=%d batch=%d bf16%s" % (h, heads, seq, batch, " compiled" if COMPILED else ""))
 for r in rows:
     print(r)
 for e in top:
     t = e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
     print("%9.1f us/step  %5d calls/step  %s" % (t / 5, e.count // 5, e.key[:90]))
-with open(os.path.join(OUT, "layer.csv"), "w", newline="") as f:
+with open(os.path.join(OUT, "layer%s.csv" % SUFFIX), "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=["how", "ms_per_layer_fwd_bwd", "sm_mhz"])
     w.writeheader()
     w.writerows(rows)
