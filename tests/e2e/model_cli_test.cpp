@@ -141,6 +141,9 @@ TEST(ModelCli, ConvertNamesWhatSimaiTextCannotHold) {
   EXPECT_NE(r.err.find("Megatron's gradient buckets"), std::string::npos) << r.err;
   // The middle stage written never runs the first and last stages' embedding all-reduce.
   EXPECT_NE(r.err.find("the tied embedding's gradient all-reduce"), std::string::npos) << r.err;
+  // Nor the last stage's loss all-reduce over the two data-parallel replicas.
+  EXPECT_NE(r.err.find("the loss all-reduce over the data-parallel group"), std::string::npos)
+      << r.err;
   EXPECT_EQ(orrery("simulate " + file + " --cluster hgx-h100").status, 0);
 }
 
