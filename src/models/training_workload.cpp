@@ -693,6 +693,13 @@ class Generator {
         o.forward.kernels = {streaming(KernelClass::Elementwise, 34 * (dense_shard + expert_shard)),
                              streaming(KernelClass::Copy, 4 * (dense + expert))};
       }
+      // After the step (Megatron's train_step), the last stage averages the iteration's loss
+      // over the data-parallel (x context) group: the summed loss and its token count, two fp32
+      // values (in the tail-collectives term).
+      if (p_.terms.tail_collectives && s == p_.pp - 1 && p_.dp * p_.cp > 1) {
+        Layer& l = record(program, "loss all-reduce" + stage, set);
+        l.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Data, 2 * 4);
+      }
       if (sharded_ && p_.dp * p_.cp > 1) {
         // The updated shards are gathered whole, but for ZeRO-3's layers (gathered as used).
         const double gathered_dense = fully_sharded() ? reduced_dense : dense;
@@ -728,8 +735,6 @@ class Generator {
   // - tied embeddings over several stages: the first stage's word embedding and the last
   //   stage's LM head are one weight, whose fp32 gradient (vocab / t x hidden values per tensor
   //   rank) the two stages all-reduce between them (_allreduce_word_embedding_grads);
-  // - the last stage averages the iteration's loss over the data-parallel (x context) group:
-  //   the summed loss and its token count, two fp32 values;
   // - fp16: the loss scaler's found-inf flag (one fp32 value, MAX) and, always, the gradient
   //   norm for clipping (one fp32 value: the local sum of squares), each over the ranks whose
   //   gradients together make the norm: the model-parallel group (TP x PP), or every rank when
@@ -746,10 +751,6 @@ class Generator {
       Layer& e = record(program, "embedding gradient all-reduce" + stage, set);
       e.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Embedding,
                             static_cast<double>(shard * spec_.hidden) * kGradientBytes);
-    }
-    if (s == p_.pp - 1 && p_.dp * p_.cp > 1) {
-      Layer& l = record(program, "loss all-reduce" + stage, set);
-      l.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Data, 2 * 4);
     }
     const CommGroup stats = sharded_ ? CommGroup::World : CommGroup::ModelParallel;
     if ((sharded_ ? p_.world_size() : t_ * p_.pp) <= 1) return;

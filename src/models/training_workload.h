@@ -33,10 +33,10 @@
 //   step): with sequence parallelism and t > 1 each stage all-reduces over the tensor group the
 //   fp32 gradients of the parameters every tensor rank holds whole (norms, MoE routers, the
 //   row-parallel layers' biases); with tied embeddings and pp > 1 the first and last stage
-//   all-reduce the word embedding's fp32 gradient (vocab / t x hidden values) between them; the
-//   last stage averages the loss over DP x CP (two fp32 values); every stage all-reduces the
-//   gradient norm (one fp32 value; fp16 first the loss scaler's found-inf flag) over the
-//   model-parallel group, over every rank with a sharded optimizer;
+//   all-reduce the word embedding's fp32 gradient (vocab / t x hidden values) between them;
+//   every stage all-reduces the gradient norm (one fp32 value; fp16 first the loss scaler's
+//   found-inf flag) over the model-parallel group, over every rank with a sharded optimizer;
+//   after Adam the last stage averages the loss over DP x CP (two fp32 values);
 // - pipeline: the activation (N h / t with sequence parallelism) between stages.
 // - context parallelism: each rank holds 1/cp of every sequence (balanced causal chunks), does
 //   1/cp of the attention, and exchanges keys and values around the context group (an all-gather
