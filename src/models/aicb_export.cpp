@@ -23,6 +23,7 @@ void drop_context(Phase& phase) {
 
 constexpr const char* kEmbeddingAllReduce =
     "the tied embedding's gradient all-reduce between the first and last stage";
+constexpr const char* kLossAllReduce = "the loss all-reduce over the data-parallel group";
 
 void note_lost(std::vector<std::string>& lost, const std::string& what) {
   if (std::find(lost.begin(), lost.end(), what) == lost.end()) lost.push_back(what);
@@ -30,10 +31,16 @@ void note_lost(std::vector<std::string>& lost, const std::string& what) {
 
 // The iteration tail's collectives (training_workload.h): written as tensor-parallel where their
 // group is the tensor group (one stage, and for the whole world no data or context
-// parallelism), else dropped and named in `lost` (the format has no column for them).
+// parallelism), else dropped and named in `lost` (the format has no column for them; its
+// data-parallel column is the weight gradients', which readers take for gradient reduction).
 void write_tail(Phase& phase, const Parallelism& par, std::vector<std::string>& lost) {
   if (!phase.comm) return;
   const CommGroup group = phase.comm->group;
+  if (group == CommGroup::Data) {
+    phase.comm.reset();
+    note_lost(lost, kLossAllReduce);
+    return;
+  }
   if (group != CommGroup::Embedding && group != CommGroup::ModelParallel &&
       group != CommGroup::World)
     return;
@@ -122,6 +129,8 @@ AicbExport aicb_workload(const Workload& g) {
       // Another stage's row: the written stage never runs it, and a collective there is lost.
       if (l.forward.comm && l.forward.comm->group == CommGroup::Embedding)
         note_lost(out.lost, kEmbeddingAllReduce);
+      if (l.forward.comm && l.forward.comm->group == CommGroup::Data)
+        note_lost(out.lost, kLossAllReduce);
       continue;
     }
     add(i, "optimizer_" + row_name(l.name));

@@ -32,8 +32,10 @@ struct ModelTerms {
   bool end_stages = true;   // the embedding on the first stage, LM head and loss on the last
   bool optimizer = true;    // the Adam step and zeroing of gradients
   bool fp8_casts = true;    // Transformer Engine's FP8 casts and transposes
-  // The all-reduces between the gradient reduction and the Adam step: the tied embedding's
-  // gradient between the first and last stage, the gradient norm (and fp16's found-inf flag)
+  // The all-reduces between the gradient reduction and the Adam step: the replicated parameters'
+  // gradients over the tensor group (sequence parallelism), the tied embedding's gradient between
+  // the first and last stage, the loss over the data-parallel group, the gradient norm (and
+  // fp16's found-inf flag)
   bool tail_collectives = true;
   // GEMMs at the clock of a GPU held at its power limit (the device's efficiency.sustained_matrix)
   bool sustained_clock = true;

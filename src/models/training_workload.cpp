@@ -114,6 +114,7 @@ class Generator {
     t_ = p_.tp;
     tokens_ = p_.micro_batch * p_.seq / p_.cp;  // this rank's share of the micro-batch
     sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
+    sharded_ = p_.distributed_optimizer || p_.zero >= 1;
     vb_ = static_cast<double>(p_.value_bytes);
     y_ = static_cast<double>(tokens_ * spec_.hidden) * vb_;  // one full activation, bytes
   }
@@ -633,25 +634,30 @@ class Generator {
   // the optimizer, and the distributed optimizer's parameter all-gather.
   void iteration_rows(Program& program) {
     const int64_t vs = layout_.virtual_stages();
-    const bool sharded = p_.distributed_optimizer || p_.zero >= 1;
     // A layer's parameters depend only on whether it is a MoE layer: each kind is counted once.
     std::optional<ParameterCount> per_kind[2];
     for (int64_t s = 0; s < p_.pp; ++s) {
-      double layers_dense = 0, expert = 0, dense = 0;
+      double layers_dense = 0, expert = 0, dense = 0, replicated = 0;
       for (const int64_t l : layout_.stage_layer_indices(s)) {
-        std::optional<ParameterCount>& counted = per_kind[spec_.is_moe_layer(l) ? 1 : 0];
+        const bool moe = spec_.is_moe_layer(l);
+        std::optional<ParameterCount>& counted = per_kind[moe ? 1 : 0];
         if (!counted) counted = layer_parameter_count(spec_, l);
         const ParameterCount& c = *counted;
         layers_dense += static_cast<double>(c.attention + c.mlp + c.shared_experts) / t_ +
                         static_cast<double>(c.router + c.norms);
         expert += static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep);
+        replicated += tensor_replicated(c, moe);
       }
       if (s == 0) dense += static_cast<double>(whole_.embedding) / t_ + whole_.position;
-      if (s == p_.pp - 1)  // the LM head (or its tied copy) and the final norm
+      if (s == p_.pp - 1) {  // the LM head (or its tied copy) and the final norm
+        const double final_norm =
+            static_cast<double>(spec_.hidden) * (spec_.norm == Norm::LayerNorm ? 2 : 1);
         dense += static_cast<double>(spec_.tied_embeddings && p_.pp > 1 ? whole_.embedding
                                                                         : whole_.lm_head) /
                      t_ +
-                 static_cast<double>(spec_.hidden) * (spec_.norm == Norm::LayerNorm ? 2 : 1);
+                 final_norm;
+        replicated += final_norm;
+      }
       // Under ZeRO-3 the layers' parameters are gathered and reduced layer by layer
       // (parameter_gather), under ZeRO-2 with several micro-batches their gradients are
       // (gradient_scatter); the rows here carry the embedding and head only.
@@ -668,26 +674,33 @@ class Generator {
         if (replicas <= 1 || params <= 0) return;
         Layer& g = record(program, what + " gradient reduction" + stage, set);
         g.weight_grad.comm =
-            comm(sharded ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, group,
+            comm(sharded_ ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, group,
                  params * kGradientBytes);
       };
       reduction("dense", CommGroup::Data, reduced_dense, p_.dp * p_.cp);
       reduction("expert", CommGroup::ExpertData, reduced_expert, p_.dp / p_.ep * p_.cp);
-      if (p_.terms.tail_collectives) tail_collectives(program, s, set, stage);
+      if (p_.terms.tail_collectives) tail_collectives(program, s, set, stage, replicated);
       // Adam over the local shard: read the fp32 gradient, read and write the fp32 master weight,
       // momentum and variance, write the bf16 weight (30 bytes), the gradient-norm read (4); then
       // zero the whole fp32 gradient buffer (4 per local parameter).
       // The distributed optimizer shards over the data-parallel group, DP x CP.
-      const double dense_shard = sharded ? dense / static_cast<double>(p_.dp * p_.cp) : dense;
+      const double dense_shard = sharded_ ? dense / static_cast<double>(p_.dp * p_.cp) : dense;
       const double expert_shard =
-          sharded ? expert / static_cast<double>(std::max<int64_t>(1, p_.dp / p_.ep * p_.cp))
-                  : expert;
+          sharded_ ? expert / static_cast<double>(std::max<int64_t>(1, p_.dp / p_.ep * p_.cp))
+                   : expert;
       if (p_.terms.optimizer) {
         Layer& o = record(program, "optimizer" + stage, set);
         o.forward.kernels = {streaming(KernelClass::Elementwise, 34 * (dense_shard + expert_shard)),
                              streaming(KernelClass::Copy, 4 * (dense + expert))};
       }
-      if (sharded && p_.dp * p_.cp > 1) {
+      // After the step (Megatron's train_step), the last stage averages the iteration's loss
+      // over the data-parallel (x context) group: the summed loss and its token count, two fp32
+      // values (in the tail-collectives term).
+      if (p_.terms.tail_collectives && s == p_.pp - 1 && p_.dp * p_.cp > 1) {
+        Layer& l = record(program, "loss all-reduce" + stage, set);
+        l.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Data, 2 * 4);
+      }
+      if (sharded_ && p_.dp * p_.cp > 1) {
         // The updated shards are gathered whole, but for ZeRO-3's layers (gathered as used).
         const double gathered_dense = fully_sharded() ? reduced_dense : dense;
         const double gathered_expert = fully_sharded() ? reduced_expert : expert;
@@ -703,8 +716,22 @@ class Generator {
     }
   }
 
+  // Parameters of a layer every tensor rank holds whole: the norms' weights (and LayerNorm's
+  // biases), the MoE router, and the biases of the row-parallel layers (the attention output
+  // projection, the dense MLP's FC2 or the shared experts' FC2), which Megatron adds after the
+  // tensor group's reduction.
+  double tensor_replicated(const ParameterCount& c, bool moe) const {
+    const bool row_bias_mlp = !moe || spec_.moe->shared_experts > 0;
+    const double row_biases =
+        spec_.bias ? static_cast<double>(spec_.hidden) * (row_bias_mlp ? 2 : 1) : 0;
+    return static_cast<double>(c.norms + c.router) + row_biases;
+  }
+
   // What Megatron's finalize_model_grads and optimizer step all-reduce between the gradient
   // reduction and the Adam step on stage `s` (MEGATRON-MODEL.md 4.2), each blocking the stage:
+  // - sequence parallelism: each tensor rank's gradients of the `replicated` parameters
+  //   (tensor_replicated) come from its own shard of the tokens, so the tensor group all-reduces
+  //   them, fp32, in one coalesced call (_allreduce_non_tensor_model_parallel_grads);
   // - tied embeddings over several stages: the first stage's word embedding and the last
   //   stage's LM head are one weight, whose fp32 gradient (vocab / t x hidden values per tensor
   //   rank) the two stages all-reduce between them (_allreduce_word_embedding_grads);
@@ -712,16 +739,21 @@ class Generator {
   //   norm for clipping (one fp32 value: the local sum of squares), each over the ranks whose
   //   gradients together make the norm: the model-parallel group (TP x PP), or every rank when
   //   the optimizer is sharded (get_grad_stats_parallel_group).
-  void tail_collectives(Program& program, int64_t s, int32_t set, const std::string& stage) {
+  void tail_collectives(Program& program, int64_t s, int32_t set, const std::string& stage,
+                        double replicated) {
+    if (p_.sequence_parallel && t_ > 1 && replicated > 0) {
+      Layer& r = record(program, "replicated gradient all-reduce" + stage, set);
+      r.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Tensor,
+                            replicated * static_cast<double>(kGradientBytes));
+    }
     if (spec_.tied_embeddings && p_.pp > 1 && (s == 0 || s == p_.pp - 1)) {
       const int64_t shard = (spec_.vocab + t_ - 1) / t_;
       Layer& e = record(program, "embedding gradient all-reduce" + stage, set);
       e.forward.comm = comm(CollectiveKind::AllReduce, CommGroup::Embedding,
                             static_cast<double>(shard * spec_.hidden) * kGradientBytes);
     }
-    const bool sharded = p_.distributed_optimizer || p_.zero >= 1;
-    const CommGroup stats = sharded ? CommGroup::World : CommGroup::ModelParallel;
-    if ((sharded ? p_.world_size() : t_ * p_.pp) <= 1) return;
+    const CommGroup stats = sharded_ ? CommGroup::World : CommGroup::ModelParallel;
+    if ((sharded_ ? p_.world_size() : t_ * p_.pp) <= 1) return;
     if (p_.dtype == DType::FP16) {
       Layer& f = record(program, "found-inf all-reduce" + stage, set);
       f.forward.comm = comm(CollectiveKind::AllReduce, stats, 4);
@@ -769,6 +801,7 @@ class Generator {
   StageLayout layout_;
   ParameterCount whole_;  // the model's parameters
   int64_t t_ = 1, tokens_ = 0, sp_tokens_ = 0;
+  bool sharded_ = false;  // the optimizer (distributed, ZeRO >= 1) shards over DP x CP
   double vb_ = 2, y_ = 0;
   std::vector<std::vector<bool>> sets_;
 };

@@ -30,16 +30,19 @@
 //   expert-data-parallel group; Adam as a memory-bound pass (34 bytes per local parameter, plus
 //   zeroing the gradient buffer); the bf16 parameter all-gather of the distributed optimizer;
 // - between the gradient reduction and Adam (Megatron's finalize_model_grads and optimizer
-//   step): with tied embeddings and pp > 1 the first and last stage all-reduce the word
-//   embedding's fp32 gradient (vocab / t x hidden values) between them; every stage all-reduces
-//   the gradient norm (one fp32 value; fp16 first the loss scaler's found-inf flag) over the
-//   model-parallel group, over every rank with a sharded optimizer;
+//   step): with sequence parallelism and t > 1 each stage all-reduces over the tensor group the
+//   fp32 gradients of the parameters every tensor rank holds whole (norms, MoE routers, the
+//   row-parallel layers' biases); with tied embeddings and pp > 1 the first and last stage
+//   all-reduce the word embedding's fp32 gradient (vocab / t x hidden values) between them;
+//   every stage all-reduces the gradient norm (one fp32 value; fp16 first the loss scaler's
+//   found-inf flag) over the model-parallel group, over every rank with a sharded optimizer;
+//   after Adam the last stage averages the loss over DP x CP (two fp32 values);
 // - pipeline: the activation (N h / t with sequence parallelism) between stages.
 // - context parallelism: each rank holds 1/cp of every sequence (balanced causal chunks), does
 //   1/cp of the attention, and exchanges keys and values around the context group (an all-gather
 //   forward, a reduce-scatter of their gradients backward); gradients reduce over DP x CP.
-// Not generated (docs/models.md, Scope and limitations): the small loss all-reduce, the replicated
-// norm weights' gradient all-reduce, ZeRO-3's prefetch of the next layer's parameters.
+// Not generated (docs/models.md, Scope and limitations): the parameter all-gather overlapped with
+// the next forward (overlap_param_gather), ZeRO-3's prefetch of the next layer's parameters.
 #pragma once
 
 #include <string>

@@ -128,6 +128,22 @@ TEST(ModelCli, ConvertToSimaiRoundTrips) {
   std::getline(in, records);
   EXPECT_NE(header.find("checkpoints: 96 "), std::string::npos) << header;  // 24 layers x 4
   EXPECT_NEAR(read_back["iteration_time_s"].get<double>(), generated, std::stod(records) * 1e-9);
+
+  // With sequence parallelism the tail adds the replicated parameters' gradient all-reduce over
+  // the tensor group, which the file holds as a tensor-parallel all-reduce.
+  const std::string sp_file = dir + "/gpt3-1.3b-sp.txt";
+  const std::string sp_plan = "--model gpt3-1.3b --gpus 2 --tp 2 --gbs 4 --sequence-parallel";
+  const CliRun sp_convert = orrery("convert " + sp_plan + " --to simai -o " + sp_file);
+  ASSERT_EQ(sp_convert.status, 0) << sp_convert.err;
+  EXPECT_EQ(sp_convert.err, "");
+  std::ifstream sp_in(sp_file);
+  std::string sp_header, sp_records;
+  std::getline(sp_in, sp_header);
+  std::getline(sp_in, sp_records);
+  EXPECT_NEAR(run_json("simulate " + sp_file + " --cluster hgx-h100 --json")["iteration_time_s"]
+                  .get<double>(),
+              run_json("simulate " + sp_plan + " --json")["iteration_time_s"].get<double>(),
+              std::stod(sp_records) * 1e-9);
 }
 
 // A plan it cannot hold / the file is still written, and each lost feature is named.
@@ -141,6 +157,9 @@ TEST(ModelCli, ConvertNamesWhatSimaiTextCannotHold) {
   EXPECT_NE(r.err.find("Megatron's gradient buckets"), std::string::npos) << r.err;
   // The middle stage written never runs the first and last stages' embedding all-reduce.
   EXPECT_NE(r.err.find("the tied embedding's gradient all-reduce"), std::string::npos) << r.err;
+  // Nor the last stage's loss all-reduce over the two data-parallel replicas.
+  EXPECT_NE(r.err.find("the loss all-reduce over the data-parallel group"), std::string::npos)
+      << r.err;
   EXPECT_EQ(orrery("simulate " + file + " --cluster hgx-h100").status, 0);
 }
 

@@ -397,6 +397,90 @@ TEST(TrainingWorkload, GradientNormIsAllReducedBeforeTheOptimizer) {
           .empty());
 }
 
+// GPT-3 1.3B (h = 2048, 24 layers, LayerNorm, biases), TP 2, PP 2, sequence parallelism / each
+// tensor rank computes the gradients of the parameters it holds whole from its own half of the
+// tokens, so the tensor group all-reduces them once per iteration, fp32: per layer two LayerNorms
+// (weight and bias, 4h) and the biases of the two row-parallel layers (attention output
+// projection and FC2, 2h), 6h; the last stage adds the final LayerNorm (2h). Stage 0: 12 x 6h x 4
+// bytes = 589,824; stage 1: (12 x 6h + 2h) x 4 = 606,208.
+TEST(TrainingWorkload, SequenceParallelReplicatedGradientsAreAllReducedOverTheTensorGroup) {
+  const ModelSpec gpt3 = load_model("gpt3-1.3b");
+  ParallelPlan p = plan(2, 2, 4);
+  p.sequence_parallel = true;
+  const TrainingWorkload t = generate_training_workload(gpt3, p);
+  const auto rows = tail_rows(t.workload, CommGroup::Tensor);
+  ASSERT_EQ(rows.size(), 2u);
+  const int64_t h = 2048;
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(rows[k].first->name,
+              "replicated gradient all-reduce (stage " + std::to_string(k) + ")");
+    EXPECT_EQ(rows[k].second, std::vector<int64_t>{static_cast<int64_t>(k)});
+    EXPECT_EQ(rows[k].first->forward.comm->kind, CollectiveKind::AllReduce);
+  }
+  EXPECT_EQ(rows[0].first->forward.comm->bytes, 12 * 6 * h * 4);
+  EXPECT_EQ(rows[1].first->forward.comm->bytes, (12 * 6 * h + 2 * h) * 4);
+  // Llama-2 7B (RMSNorm, no biases, h = 4096, 32 layers), one stage: two norm weights a layer
+  // and the final norm, (32 x 2 + 1) x 4096 x 4 bytes.
+  const ModelSpec llama = load_model("llama2-7b");
+  ParallelPlan one = plan(2, 1, 4);
+  one.sequence_parallel = true;
+  const TrainingWorkload llama_t = generate_training_workload(llama, one);
+  const auto llama_rows = tail_rows(llama_t.workload, CommGroup::Tensor);
+  ASSERT_EQ(llama_rows.size(), 1u);
+  EXPECT_EQ(llama_rows[0].first->forward.comm->bytes, int64_t{65} * 4096 * 4);
+  // Mixtral 8x7B (RMSNorm, no biases, h = 4096, 32 layers, 8 experts): each layer adds its router
+  // (h x 8), (32 x (2h + 8h) + h) x 4 bytes.
+  const ModelSpec mixtral = load_model("mixtral-8x7b");
+  ParallelPlan moe = plan(2, 1, 4);
+  moe.sequence_parallel = true;
+  const TrainingWorkload moe_t = generate_training_workload(mixtral, moe);
+  const auto moe_rows = tail_rows(moe_t.workload, CommGroup::Tensor);
+  ASSERT_EQ(moe_rows.size(), 1u);
+  EXPECT_EQ(moe_rows[0].first->forward.comm->bytes, (32 * 10 + 1) * int64_t{4096} * 4);
+  // Without sequence parallelism every tensor rank sees every token: the gradients agree already.
+  EXPECT_TRUE(tail_rows(generate_training_workload(gpt3, plan(2, 2, 4)).workload, CommGroup::Tensor)
+                  .empty());
+  ParallelPlan without = p;
+  without.terms.tail_collectives = false;
+  EXPECT_TRUE(
+      tail_rows(generate_training_workload(gpt3, without).workload, CommGroup::Tensor).empty());
+}
+
+// The loss / the last stage averages the iteration's loss over the data-parallel replicas (and
+// context ranks): the summed loss and its token count, two fp32 values, 8 bytes, once per
+// iteration, after the Adam step (Megatron's train_step).
+TEST(TrainingWorkload, LossIsAveragedOverTheDataParallelGroupOnTheLastStage) {
+  const ModelSpec gpt3 = load_model("gpt3-1.3b");
+  ParallelPlan p = plan(2, 4, 8);
+  p.dp = 2;
+  const TrainingWorkload t = generate_training_workload(gpt3, p);
+  const auto rows = tail_rows(t.workload, CommGroup::Data);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].first->name, "loss all-reduce (stage 3)");
+  EXPECT_EQ(rows[0].second, std::vector<int64_t>{3});
+  EXPECT_EQ(rows[0].first->forward.comm->kind, CollectiveKind::AllReduce);
+  EXPECT_EQ(rows[0].first->forward.comm->bytes, 8);
+  const Program& program = t.workload.program;
+  const auto at = [&](const std::string& name) {
+    for (size_t i = program.after.begin; i < program.after.end; ++i)
+      if (program.layers[i].name == name) return static_cast<int64_t>(i);
+    return int64_t{-1};
+  };
+  EXPECT_LT(at("optimizer (stage 3)"), at("loss all-reduce (stage 3)"));
+  // Context ranks hold parts of the same sequences: they average too.
+  ParallelPlan cp = plan(2, 1, 4);
+  cp.cp = 2;
+  cp.flash_attention = true;
+  EXPECT_EQ(tail_rows(generate_training_workload(gpt3, cp).workload, CommGroup::Data).size(), 1u);
+  // One replica: nothing to average.
+  EXPECT_TRUE(
+      tail_rows(generate_training_workload(gpt3, plan(2, 4, 8)).workload, CommGroup::Data).empty());
+  ParallelPlan without = p;
+  without.terms.tail_collectives = false;
+  EXPECT_TRUE(
+      tail_rows(generate_training_workload(gpt3, without).workload, CommGroup::Data).empty());
+}
+
 // Plans Megatron-LM would refuse are refused, naming the flag.
 TEST(TrainingWorkload, ImpossiblePlansNameTheFlag) {
   const ModelSpec gpt3 = load_model("gpt3-175b");
