@@ -31,6 +31,21 @@ void BM_CollectiveCostAuto(benchmark::State& state) {
 }
 BENCHMARK(BM_CollectiveCostAuto);
 
+// The same for an all-to-all inside one server (NCCL's point-to-point path).
+void BM_CollectiveCostAllToAll(benchmark::State& state) {
+  const Cluster c = load_cluster("hgx-h100");
+  const LinkGraph links(c.network, 8);
+  std::vector<int64_t> members(8);
+  std::iota(members.begin(), members.end(), 0);
+  const CollectiveModel model(links, {members});
+  Bytes size = 1;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(model.cost(CollectiveKind::AllToAll, size));
+    size = size * 2 % (Bytes{1} << 34) + 1;
+  }
+}
+BENCHMARK(BM_CollectiveCostAllToAll);
+
 // Building the model of all data-parallel groups of a 1,024-GPU job (TP 8 inside servers, DP 128
 // across them) and pricing one all-reduce: what a design sweep pays per configuration.
 void BM_CollectiveModelBuild(benchmark::State& state) {

@@ -5,6 +5,7 @@
 #include "engine/kernel.h"
 #include "network/leaf_loads.h"
 #include "network/local_reduction.h"
+#include "network/p2p_protocol.h"
 
 namespace orrery {
 namespace {
@@ -217,22 +218,31 @@ bool CollectiveModel::across_servers() const {
   return out >= 0 && is_network(topology(), static_cast<size_t>(out));
 }
 
+bool CollectiveModel::point_to_point(Algorithm a, CollectiveKind kind) const {
+  // Inside one server only: across servers NCCL's point-to-point path has other rules (network
+  // chunks, channels per NIC), not modelled; there the collective protocols price it.
+  return a == Algorithm::Direct && kind == CollectiveKind::AllToAll && !topology().ideal_links() &&
+         !across_servers();
+}
+
+double CollectiveModel::ramp_scale() const {
+  return across_servers()
+             ? kNetworkRampPerServer *
+                   static_cast<double>(shape_.span[static_cast<size_t>(shape_.outermost())])
+             : 1.0;
+}
+
 double CollectiveModel::protocol_rate(Algorithm a, CollectiveKind kind, double s, Protocol p,
                                       double link_seconds) const {
   if (topology().ideal_links()) return 1.0;
-  // The algorithms auto compares share the protocol's factor for one size: computed once.
   // Across k servers the ramp sizes are kNetworkRampPerServer x k times larger (protocol.h).
+  // The algorithms auto compares share the protocol's factor for one size: computed once.
   auto& [cached_bytes, cached_scale] = transfer_scales_[static_cast<size_t>(p)];
-  if (cached_bytes != s) {
-    const double ramp_scale =
-        across_servers()
-            ? kNetworkRampPerServer *
-                  static_cast<double>(shape_.span[static_cast<size_t>(shape_.outermost())])
-            : 1.0;
+  if (!point_to_point(a, kind) && cached_bytes != s) {
     cached_bytes = s;
-    cached_scale = transfer_scale(p, s / ramp_scale);
+    cached_scale = transfer_scale(p, s / ramp_scale());
   }
-  double rate = cached_scale;
+  double rate = point_to_point(a, kind) ? p2p_transfer_scale(p, s / ramp_scale()) : cached_scale;
   if (a == Algorithm::Tree) rate /= tree_size_efficiency(p, s);
   const std::optional<Bandwidth> cap = p == Protocol::LL ? ll_cap() : std::nullopt;
   if (cap && link_seconds > 0)
@@ -242,6 +252,7 @@ double CollectiveModel::protocol_rate(Algorithm a, CollectiveKind kind, double s
 }
 
 double CollectiveModel::latency_factor(Algorithm a, CollectiveKind kind, Protocol p) const {
+  if (point_to_point(a, kind) && p == Protocol::Simple) return kP2pSimpleLatency;
   return a == Algorithm::Ring && kind == CollectiveKind::AllReduce && p == Protocol::Simple &&
                  across_servers() && !topology().ideal_links()
              ? kMultiServerRingSimpleLatency
@@ -289,6 +300,12 @@ std::optional<CollectiveCost> CollectiveModel::price(Algorithm a, CollectiveKind
   if (shape_.ranks <= 1) return CollectiveCost{Time::zero(), a, Protocol::Simple, 0};
   if (a == Algorithm::Auto || !can_run(topology(), a, kind, shape_)) return std::nullopt;
   const auto s = static_cast<double>(bytes);
+  if (point_to_point(a, kind)) {
+    // NCCL's point-to-point path sets the protocol and the channels by its own rules.
+    const Protocol p = p2p_protocol(s, shape_.ranks, max_channels(a));
+    return CollectiveCost{time_with(a, kind, s, p), a, p,
+                          p2p_channels_used(s, shape_.ranks, max_channels(a))};
+  }
   std::optional<CollectiveCost> best;
   for (const Protocol p : all_protocols()) {
     // NVLS runs Simple only; ideal links have one protocol.

@@ -75,7 +75,8 @@ class CollectiveModel {
   // (Dimension::ll_busbw_*), given the transfer seconds;
   double protocol_rate(Algorithm algorithm, CollectiveKind kind, double bytes, Protocol protocol,
                        double link_seconds) const;
-  // the factor on every latency of the steps (NCCL's multi-server ring plateau, protocol.h).
+  // the factor on every latency of the steps (NCCL's multi-server ring plateau, protocol.h; a
+  // Simple all-to-all's single handshake, p2p_protocol.h).
   double latency_factor(Algorithm algorithm, CollectiveKind kind, Protocol protocol) const;
 
  private:
@@ -100,6 +101,9 @@ class CollectiveModel {
   double nvls_tree_seconds_per_byte() const;
   std::optional<Bandwidth> ll_cap() const;  // of the LL protocol across servers, if any
   bool across_servers() const;              // the group spans a fat-tree
+  // An all-to-all inside one server, on NCCL's point-to-point path (p2p_protocol.h).
+  bool point_to_point(Algorithm algorithm, CollectiveKind kind) const;
+  double ramp_scale() const;  // kNetworkRampPerServer x servers across a fat-tree, else 1
   int64_t max_channels(Algorithm algorithm) const;
   const std::vector<Step>& profile(Algorithm algorithm, CollectiveKind kind) const;
   std::vector<Step> build(Algorithm algorithm, CollectiveKind kind) const;

@@ -3,8 +3,9 @@
 // docs/references/calibration.md) is predicted with the presets and
 // no knobs, and the mean absolute percentage error (MAPE) of each GPU, collective and size range
 // is held to what docs/network.md ("Validation") reports. The protocol model's shared constants
-// and the presets' link constants were fitted on the A100 points and the H100 all-reduce; the
-// H100 all-gather, reduce-scatter and all-to-all rows are checks, never fitted.
+// and the presets' link constants were fitted on the A100 points and the H100 all-reduce (the
+// all-to-all's point-to-point constants on the A100 all-to-all); the H100 all-gather,
+// reduce-scatter and all-to-all rows are checks, never fitted.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -104,16 +105,18 @@ TEST(CollectiveValidation, NcclTestsSingleServerMape) {
   // "Validation", re-run by this test) plus about one point of slack. Rows marked check were
   // not fitted; every other row is in-sample. The A100 rows have no single-server check: every
   // A100 point of the repository's one-server data was fitted. Their held-out check is across
-  // servers (set S1 in NcclTestsAcrossServersMape, 2 x 8 A100). Known one-sided biases: the H100
-  // all-gather and reduce-scatter above 64 MiB are 5-8 % too fast on all 9 points each; the A100
-  // reduce-scatter is too slow on average in every range (+5 to +23 %).
+  // servers (set S1 in NcclTestsAcrossServersMape, 2 x 8 A100). The all-to-all's two
+  // point-to-point constants (p2p_protocol.h) were fitted on the A100 all-to-all alone. Known
+  // one-sided biases: the H100 all-gather and reduce-scatter above 64 MiB are 5-8 % too fast on
+  // all 9 points each; the A100 reduce-scatter is too slow on average in every range (+5 to
+  // +23 %).
   const std::map<std::tuple<std::string, std::string, std::string>, double> ceiling = {
       {{"A100", "all_reduce", "<1MiB"}, 32},       {{"A100", "all_reduce", "1-64MiB"}, 18},
       {{"A100", "all_reduce", ">64MiB"}, 6.5},     {{"A100", "all_gather", "<1MiB"}, 20.5},
       {{"A100", "all_gather", "1-64MiB"}, 10},     {{"A100", "all_gather", ">64MiB"}, 4.5},
       {{"A100", "reduce_scatter", "<1MiB"}, 24},   {{"A100", "reduce_scatter", "1-64MiB"}, 9.5},
       {{"A100", "reduce_scatter", ">64MiB"}, 6},   {{"A100", "alltoall", "<1MiB"}, 10},
-      {{"A100", "alltoall", "1-64MiB"}, 10.5},     {{"A100", "alltoall", ">64MiB"}, 3.5},
+      {{"A100", "alltoall", "1-64MiB"}, 8},        {{"A100", "alltoall", ">64MiB"}, 3.5},
       {{"H100", "all_reduce", "<1MiB"}, 12},       {{"H100", "all_reduce", "1-64MiB"}, 7},
       {{"H100", "all_reduce", ">64MiB"}, 2.5},     {{"H100", "all_gather", "<1MiB"}, 16},  // check
       {{"H100", "all_gather", "1-64MiB"}, 8.5},                                            // check
@@ -121,9 +124,9 @@ TEST(CollectiveValidation, NcclTestsSingleServerMape) {
       {{"H100", "reduce_scatter", "<1MiB"}, 16},                                           // check
       {{"H100", "reduce_scatter", "1-64MiB"}, 10},                                         // check
       {{"H100", "reduce_scatter", ">64MiB"}, 8.5},                                         // check
-      {{"H100", "alltoall", "<1MiB"}, 16},                                                 // check
-      {{"H100", "alltoall", "1-64MiB"}, 14},                                               // check
-      {{"H100", "alltoall", ">64MiB"}, 10},                                                // check
+      {{"H100", "alltoall", "<1MiB"}, 15.5},                                               // check
+      {{"H100", "alltoall", "1-64MiB"}, 8.7},                                              // check
+      {{"H100", "alltoall", ">64MiB"}, 9.2},                                               // check
   };
   for (const auto& [key, r] : ranges) {
     const auto& [gpu, op, range] = key;
