@@ -18,6 +18,7 @@
 #include "network/collective_runs.h"
 #include "network/link_graph.h"
 #include "network/rank_placement.h"
+#include "training/compute_waits.h"
 #include "training/group_pricing.h"
 #include "training/iteration_plan.h"
 #include "training/parallel_axes.h"
@@ -389,42 +390,21 @@ StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
     const Time gap = begin - previous;
     if (gap > Time::zero()) {
       // What it waited for: the dependency (or incoming transfer) that finished last.
-      const StageTask* cause = nullptr;
-      Time cause_start, cause_finish = Time::zero() - Time::max();
+      WaitCause cause{nullptr, Time::zero(), Time::zero() - Time::max()};
       for (uint32_t k = task.deps_begin; k < task.deps_end; ++k) {
         const uint32_t d = p.deps[k];
-        if (sim.finish(r.task_base + d) > cause_finish) {
-          cause = &p.tasks[d];
-          cause_finish = sim.finish(r.task_base + d);
-          cause_start = sim.start(r.task_base + d);
-        }
+        if (sim.finish(r.task_base + d) > cause.finish)
+          cause = {&p.tasks[d], sim.start(r.task_base + d), sim.finish(r.task_base + d)};
       }
       if (task.receives >= 0) {
         const auto [stage, sender] = job.sender[static_cast<size_t>(task.receives)];
         const int64_t local = r.local + (stage - r.stage) * job.stride[job.pp_axis];
         const RankState& s = sim.ranks()[static_cast<size_t>(job.first_rank + local)];
-        if (sim.finish(s.task_base + sender) > cause_finish) {
-          cause = &job.programs.stages[static_cast<size_t>(stage)].tasks[sender];
-          cause_finish = sim.finish(s.task_base + sender);
-          cause_start = sim.start(s.task_base + sender);
-        }
+        if (sim.finish(s.task_base + sender) > cause.finish)
+          cause = {&job.programs.stages[static_cast<size_t>(stage)].tasks[sender],
+                   sim.start(s.task_base + sender), sim.finish(s.task_base + sender)};
       }
-      if (cause && cause->kind == StageTaskKind::Collective && joins_stages(cause->comm.group)) {
-        // Waiting for the other stages to reach it is bubble; the collective's run is exposed.
-        const Time running =
-            std::clamp(cause_finish - std::max(cause_start, previous), Time::zero(), gap);
-        b.exposed_comm[cause->comm.group] += running;
-        b.bubble += gap - running;
-      } else if (cause && cause->kind == StageTaskKind::Collective) {
-        b.exposed_comm[cause->comm.group] += gap;
-      } else if (cause && cause->kind == StageTaskKind::Transfer) {
-        const Time in_flight = cause_finish - std::max(cause_start, previous);
-        const Time p2p = std::clamp(in_flight, Time::zero(), gap);
-        b.p2p += p2p;
-        b.bubble += gap - p2p;
-      } else {
-        b.bubble += gap;
-      }
+      charge_wait(b, gap, previous, cause);
     }
     b.compute += task.duration;
     previous = sim.finish(r.task_base + t);
