@@ -161,8 +161,9 @@ TEST(GraphSimulator, FlowModeRefusesGraphsThatCanNeverFinish) {
   refused(cycle, "waits forever");
   Builder unmatched(2);
   unmatched.add(0, all_reduce(1024));
-  refused(unmatched, "r0.et: node 0: expected rank 1 to issue this collective on the group of "
-                     "all ranks too; it issues 0 there, so this one would wait forever");
+  refused(unmatched,
+          "r0.et: node 0: expected rank 1 to issue this collective on the group of "
+          "all ranks too; it issues 0 there, so this one would wait forever");
   Builder through(2);
   const uint32_t recv = through.add(0, message(GraphTaskKind::Recv, 1, 8));
   through.add(0, all_reduce(1024), {recv});
