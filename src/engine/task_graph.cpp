@@ -34,39 +34,34 @@ void TaskGraph::add_dependency(TaskId before, TaskId after) {
   edges_.emplace_back(before, after);
 }
 
+GraphStreams::GraphStreams(const TaskGraph& g)
+    : successors_(g.task_count(), g.dependencies()), streams_(successors_.predecessor_counts()) {
+  // Each stream's tasks in order, by a counting sort on the stream.
+  std::vector<size_t> stream_begin(g.stream_count() + 1, 0);
+  for (TaskId t = 0; t < g.task_count(); ++t)
+    ++stream_begin[g.stream_of(t) + 1];
+  for (size_t s = 0; s < g.stream_count(); ++s)
+    stream_begin[s + 1] += stream_begin[s];
+  stream_tasks_.resize(g.task_count());
+  std::vector<size_t> at(stream_begin.begin(), stream_begin.end() - 1);
+  for (TaskId t = 0; t < g.task_count(); ++t)
+    stream_tasks_[at[g.stream_of(t)]++] = t;
+  streams_.reserve_streams(g.stream_count());
+  for (size_t s = 0; s < g.stream_count(); ++s)
+    streams_.add_stream(
+        std::span(stream_tasks_).subspan(stream_begin[s], stream_begin[s + 1] - stream_begin[s]));
+}
+
+TaskId GraphStreams::stuck() const {
+  for (StreamId s = 0; s < streams_.stream_count(); ++s)
+    if (const TaskId t = streams_.next(s); t != InOrderStreams::kNone) return t;
+  return InOrderStreams::kNone;
+}
+
 struct Simulation {
-  explicit Simulation(const TaskGraph& g) : graph(g) {
-    const size_t n = g.task_count();
-    // Successor lists in compressed form.
-    successor_begin.assign(n + 1, 0);
-    for (const auto& [before, after] : g.edges_)
-      ++successor_begin[before + 1];
-    for (size_t i = 0; i < n; ++i)
-      successor_begin[i + 1] += successor_begin[i];
-    successors.resize(g.edges_.size());
-    std::vector<size_t> fill(successor_begin.begin(), successor_begin.end() - 1);
-    std::vector<uint32_t> waiting_on(n, 0);
-    for (const auto& [before, after] : g.edges_) {
-      successors[fill[before]++] = after;
-      ++waiting_on[after];
-    }
-    // Tasks of each stream in order.
-    std::vector<size_t> stream_begin(g.streams_ + 1, 0);
-    for (const StreamId s : g.stream_)
-      ++stream_begin[s + 1];
-    for (size_t s = 0; s < g.streams_; ++s)
-      stream_begin[s + 1] += stream_begin[s];
-    stream_tasks.resize(n);
-    std::vector<size_t> at(stream_begin.begin(), stream_begin.end() - 1);
-    for (TaskId t = 0; t < n; ++t)
-      stream_tasks[at[g.stream_[t]]++] = t;
-    streams = InOrderStreams(std::move(waiting_on));
-    streams.reserve_streams(g.streams_);
-    for (size_t s = 0; s < g.streams_; ++s)
-      streams.add_stream(
-          std::span(stream_tasks).subspan(stream_begin[s], stream_begin[s + 1] - stream_begin[s]));
-    timeline.start.assign(n, Time::zero());
-    timeline.finish.assign(n, Time::zero());
+  explicit Simulation(const TaskGraph& g) : graph(g), run_state(g), streams(run_state.streams()) {
+    timeline.start.assign(g.task_count(), Time::zero());
+    timeline.finish.assign(g.task_count(), Time::zero());
   }
 
   void try_start(StreamId s, Time now) {
@@ -89,26 +84,21 @@ struct Simulation {
       ++finished;
       const StreamId s = graph.stream_[t];
       streams.finish(s);
-      for (size_t k = successor_begin[t]; k < successor_begin[t + 1]; ++k) {
-        const TaskId next = successors[k];
+      for (const TaskId next : run_state.successors().of(t))
         if (streams.release(next)) try_start(graph.stream_[next], now);
-      }
       try_start(s, now);
     }
     if (finished != graph.task_count()) {
-      for (StreamId s = 0; s < graph.streams_; ++s)
-        if (streams.next(s) != InOrderStreams::kNone)
-          throw std::logic_error("task graph deadlock: task " + std::to_string(streams.next(s)) +
-                                 " on stream " + std::to_string(s) + " can never start");
+      const TaskId stuck = run_state.stuck();
+      throw std::logic_error("task graph deadlock: task " + std::to_string(stuck) + " on stream " +
+                             std::to_string(graph.stream_[stuck]) + " can never start");
     }
     return std::move(timeline);
   }
 
   const TaskGraph& graph;
-  std::vector<size_t> successor_begin;
-  std::vector<TaskId> successors;
-  std::vector<TaskId> stream_tasks;  // each stream's tasks in order, one stream after another
-  InOrderStreams streams;
+  GraphStreams run_state;
+  InOrderStreams& streams;
   Timeline timeline;
   std::priority_queue<std::pair<Time, TaskId>, std::vector<std::pair<Time, TaskId>>, std::greater<>>
       events;

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "core/time.h"
+#include "engine/in_order_streams.h"
+#include "engine/successors.h"
 
 namespace orrery::engine {
 
@@ -50,6 +52,28 @@ class TaskGraph {
   std::vector<Time> duration_;
   std::vector<std::pair<TaskId, TaskId>> edges_;  // (before, after)
   StreamId streams_ = 0;
+};
+
+// One run's bookkeeping for a graph: who waits for each task (successors.h), and the graph's
+// streams as in-order streams (in_order_streams.h) with every task waiting for all its
+// predecessors. Built once per run by simulate() and by the flow mode of task graphs
+// (training/graph_flow_simulator), which time the same tasks in their own ways.
+class GraphStreams {
+ public:
+  explicit GraphStreams(const TaskGraph& graph);
+  GraphStreams(const GraphStreams&) = delete;  // the streams point into stream_tasks_
+  GraphStreams& operator=(const GraphStreams&) = delete;
+
+  const Successors& successors() const { return successors_; }
+  InOrderStreams& streams() { return streams_; }
+  // After a run: the next task of the first stream that has one left (it can never start), or
+  // InOrderStreams::kNone when every task ran.
+  TaskId stuck() const;
+
+ private:
+  Successors successors_;
+  std::vector<TaskId> stream_tasks_;  // each stream's tasks in order, one stream after another
+  InOrderStreams streams_;
 };
 
 struct Timeline {

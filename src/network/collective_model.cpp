@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/kernel.h"
+#include "network/collective_runs.h"
 #include "network/leaf_loads.h"
 #include "network/local_reduction.h"
 #include "network/p2p_protocol.h"
@@ -390,18 +391,13 @@ CollectiveFlowRun run_collective_flows(const CollectiveModel& model, CollectiveK
   run.algorithm = plan.algorithm;
   run.protocol = plan.protocol;
   const LinkGraph& links = model.links();
-  // Each run of a step: its flows at once, then its latency once the last one ends.
   engine::Kernel kernel(links.capacities());
-  const auto ignore = [](engine::Event) {};
   uint64_t hash = 0;
-  for (const RoutedStep& step : route_steps(model.topology(), links, plan.steps, hash))
-    for (int64_t k = 0; k < step.repeat; ++k) {
-      kernel.start_batch(step.links, step.path_begin, step.bytes, {});
-      run.flows += step.bytes.size();
-      kernel.run(ignore);
-      kernel.after(step.latency, {});
-      kernel.run(ignore);
-    }
+  const std::vector<RoutedStep> steps = route_steps(model.topology(), links, plan.steps, hash);
+  CollectiveRuns<int> collective(kernel, 0, [](int) {});  // its events are kinds 0 and 1
+  collective.launch(steps, 0);
+  kernel.run([&](const engine::Event& e) { collective.handle(e); });
+  run.flows = flow_count(steps);
   run.time = kernel.now();
   return run;
 }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "engine/task_graph.h"
+#include "training/compute_waits.h"
 #include "training/graph_simulator.h"
 #include "training/iteration_plan.h"
 #include "training/parallel_axes.h"
@@ -99,25 +100,8 @@ StageTiming account(int64_t stage, const StageProgram& program, const IterationG
     const TaskId t = first + static_cast<TaskId>(i);
     const Time gap = timeline.start[t] - previous;
     if (gap > Time::zero()) {
-      const StageTask& cause = *g.task[binding[t]];
-      if (cause.kind == StageTaskKind::Collective && joins_stages(cause.comm.group)) {
-        // Waiting for the other stages to reach it is bubble; the collective's run is exposed.
-        const TaskId c = binding[t];
-        const Time running = std::clamp(timeline.finish[c] - std::max(timeline.start[c], previous),
-                                        Time::zero(), gap);
-        b.exposed_comm[cause.comm.group] += running;
-        b.bubble += gap - running;
-      } else if (cause.kind == StageTaskKind::Collective) {
-        b.exposed_comm[cause.comm.group] += gap;
-      } else if (cause.kind == StageTaskKind::Transfer) {
-        const TaskId c = binding[t];
-        const Time in_flight = timeline.finish[c] - std::max(timeline.start[c], previous);
-        const Time p2p = std::min(gap, in_flight);
-        b.p2p += p2p;
-        b.bubble += gap - p2p;
-      } else {
-        b.bubble += gap;
-      }
+      const TaskId c = binding[t];
+      charge_wait(b, gap, previous, {g.task[c], timeline.start[c], timeline.finish[c]});
     }
     b.compute += program.tasks[i].duration;
     previous = timeline.finish[t];

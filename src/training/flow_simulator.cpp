@@ -12,10 +12,13 @@
 
 #include "engine/in_order_streams.h"
 #include "engine/kernel.h"
+#include "engine/successors.h"
 #include "network/collective_flows.h"
 #include "network/collective_model.h"
+#include "network/collective_runs.h"
 #include "network/link_graph.h"
 #include "network/rank_placement.h"
+#include "training/compute_waits.h"
 #include "training/group_pricing.h"
 #include "training/iteration_plan.h"
 #include "training/parallel_axes.h"
@@ -31,30 +34,25 @@ constexpr size_t kHottestLinks = 10;
 // Per stage program: what every rank of the stage shares.
 struct ProgramIndex {
   std::array<std::vector<uint32_t>, kStageStreams> stream_tasks;  // task indices, program order
-  std::vector<uint32_t> successor_begin, successors;              // local dependents
+  engine::Successors successors;                                  // local dependents
   std::vector<uint32_t> initial_waiting;                          // deps + an incoming transfer
   std::vector<uint32_t> receiver;                                 // by transfer key, or kNone
 
   ProgramIndex(const StageProgram& p, int64_t keys) {
     const size_t n = p.tasks.size();
-    successor_begin.assign(n + 1, 0);
+    std::vector<std::pair<uint32_t, uint32_t>> edges;
+    edges.reserve(p.deps.size());
     initial_waiting.assign(n, 0);
     receiver.assign(static_cast<size_t>(keys), kNone);
     for (uint32_t t = 0; t < n; ++t) {
       const StageTask& task = p.tasks[t];
       stream_tasks[static_cast<size_t>(task.stream)].push_back(t);
       for (uint32_t k = task.deps_begin; k < task.deps_end; ++k)
-        ++successor_begin[p.deps[k] + 1];
+        edges.emplace_back(p.deps[k], t);
       initial_waiting[t] = task.deps_end - task.deps_begin + (task.receives >= 0 ? 1 : 0);
       if (task.receives >= 0) receiver[static_cast<size_t>(task.receives)] = t;
     }
-    for (size_t t = 0; t < n; ++t)
-      successor_begin[t + 1] += successor_begin[t];
-    successors.resize(successor_begin.back());
-    std::vector<uint32_t> fill(successor_begin.begin(), successor_begin.end() - 1);
-    for (uint32_t t = 0; t < n; ++t)
-      for (uint32_t k = p.tasks[t].deps_begin; k < p.tasks[t].deps_end; ++k)
-        successors[fill[p.deps[k]]++] = t;
+    successors = engine::Successors(n, edges);
   }
 };
 
@@ -91,23 +89,16 @@ struct RankState {
   std::array<Time, kStageStreams> latency{};  // of the transfer in flight on a link stream
 };
 
-struct Run {  // a collective in flight
-  uint32_t job = 0;
-  // Global rank indices and each one's task (members on different stages run different
-  // programs).
-  std::vector<std::pair<uint32_t, uint32_t>> members;
-  const std::vector<RoutedStep>* steps = nullptr;
-  size_t step = 0;
-  int64_t repeat = 0;
-  size_t outstanding = 0;
-};
+// A collective's members: global rank indices and each one's task (members on different stages
+// run different programs).
+using Members = std::vector<std::pair<uint32_t, uint32_t>>;
 
 // What an engine::Event means here: (kind, a, b).
 enum EventKind : uint32_t {
   kTaskFinish,    // (global rank, task): the task ends
   kTransferFlow,  // (global rank, task): a transfer's bytes are in; its latency follows
-  kStepFlow,      // (run, -): one flow of a collective's step ends
-  kStepDone,      // (run, -): the step's flows and latency are over
+  kStepFlow,      // (run, -): one flow of a collective's step ends (CollectiveRuns)
+  kStepDone,      // (run, -): a run of the step and its latency are over (kStepFlow + 1)
 };
 
 class Simulation {
@@ -116,7 +107,11 @@ class Simulation {
       : topology_(cluster.network),
         jobs_(jobs),
         links_(cluster.network, gpus),
-        kernel_(links_.capacities()) {
+        kernel_(links_.capacities()),
+        collectives_(kernel_, kStepFlow, [this](Members members) {
+          for (const auto& [g, t] : members)
+            finish_task(g, t);
+        }) {
     kernel_.sharing().set_tags(static_cast<uint32_t>(jobs_.size()));
     flows_.assign(jobs_.size(), 0);
     for (uint32_t j = 0; j < jobs_.size(); ++j) {
@@ -184,10 +179,8 @@ class Simulation {
         break;
       }
       case kStepFlow:
-        step_flow_done(e.a);
-        break;
       case kStepDone:
-        step_done(e.a);
+        collectives_.handle(e);
         break;
     }
   }
@@ -228,11 +221,9 @@ class Simulation {
     finish_[r.task_base + t] = kernel_.now();
     const auto stream = static_cast<size_t>(task.stream);
     streams_.finish(stream_of(g, stream));
-    for (uint32_t k = idx.successor_begin[t]; k < idx.successor_begin[t + 1]; ++k) {
-      const uint32_t next = idx.successors[k];
+    for (const uint32_t next : idx.successors.of(t))
       if (streams_.release(r.task_base + next))
         try_start(g, static_cast<size_t>(p.tasks[next].stream));
-    }
     if (task.sends >= 0) {
       const uint32_t peer = peer_of(g, task.to_stage);
       const RankState& pr = ranks_[peer];
@@ -264,11 +255,6 @@ class Simulation {
     ++flows_[r.job];
   }
 
-  void step_flow_done(uint32_t id) {
-    Run& run = runs_[id];
-    if (--run.outstanding == 0) kernel_.after((*run.steps)[run.step].latency, {kStepDone, id, 0});
-  }
-
   void arrive(uint32_t g, uint32_t t, const StageTask& task) {
     const RankState& r = ranks_[g];
     Job& j = job(r);
@@ -290,7 +276,7 @@ class Simulation {
     auto& arrived = arrivals_[key];
     arrived.emplace_back(g, t);
     if (static_cast<int64_t>(arrived.size()) < size) return;
-    std::vector<std::pair<uint32_t, uint32_t>> members = std::move(arrived);
+    Members members = std::move(arrived);
     arrivals_.erase(key);
     launch(r.job, task, base, std::move(members));
   }
@@ -320,59 +306,19 @@ class Simulation {
   }
 
   // `members`: (global rank index, task) of each member, in any order.
-  void launch(uint32_t job_id, const StageTask& task, int64_t base,
-              std::vector<std::pair<uint32_t, uint32_t>> members) {
-    Job& j = jobs_[job_id];
+  void launch(uint32_t job_id, const StageTask& task, int64_t base, Members members) {
+    const Job& j = jobs_[job_id];
     std::sort(members.begin(), members.end());  // rank order, as the group lists its GPUs
     std::vector<int64_t> gpus;
-    Run run;
-    run.job = job_id;
     for (const auto& [g, t] : members) {
       gpus.push_back(j.offset + (static_cast<int64_t>(g) - j.first_rank));
       // A collective joining stages runs from when the last stage reaches it; before, the
       // others wait (bubble, as in the event mode).
       if (joins_stages(task.comm.group)) start_[ranks_[g].task_base + t] = kernel_.now();
     }
-    run.members = std::move(members);
-    run.steps = &routed(job_id, task, base, gpus);
-    uint32_t id;
-    if (!free_runs_.empty()) {
-      id = free_runs_.back();
-      free_runs_.pop_back();
-      runs_[id] = std::move(run);
-    } else {
-      id = static_cast<uint32_t>(runs_.size());
-      runs_.push_back(std::move(run));
-    }
-    begin_step(id);
-  }
-
-  void begin_step(uint32_t id) {
-    Run& run = runs_[id];
-    if (run.step >= run.steps->size()) {  // done: every member's task ends now
-      // Finishing a task may launch collectives that grow runs_ (and reuse this id): take what
-      // is needed out of the run first, and never touch `run` after.
-      const std::vector<std::pair<uint32_t, uint32_t>> members = std::move(run.members);
-      run.members.clear();
-      free_runs_.push_back(id);
-      for (const auto& [m, task] : members)
-        finish_task(m, task);
-      return;
-    }
-    const RoutedStep& s = (*run.steps)[run.step];
-    run.outstanding = s.bytes.size();
-    kernel_.start_batch(s.links, s.path_begin, s.bytes, {kStepFlow, id, 0}, run.job);
-    flows_[run.job] += s.bytes.size();
-    if (run.outstanding == 0) kernel_.after(s.latency, {kStepDone, id, 0});
-  }
-
-  void step_done(uint32_t id) {
-    Run& run = runs_[id];
-    if (++run.repeat >= (*run.steps)[run.step].repeat) {
-      run.repeat = 0;
-      ++run.step;
-    }
-    begin_step(id);
+    const std::vector<RoutedStep>& steps = routed(job_id, task, base, gpus);
+    flows_[job_id] += flow_count(steps);
+    collectives_.launch(steps, std::move(members), job_id);
   }
 
  public:
@@ -384,18 +330,15 @@ class Simulation {
   LinkGraph links_;
   std::set<std::pair<uint32_t, Algorithm>> warned_;  // (job, algorithm) stand-ins warned of
   engine::Kernel kernel_;
+  CollectiveRuns<Members> collectives_;
   std::vector<RankState> ranks_;
   engine::InOrderStreams streams_;  // kStageStreams per rank, in rank order
   std::vector<Time> start_, finish_;
   // (job, group, base, n-th on the stream) -> the (rank, task) of the members arrived so far
-  std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>,
-           std::vector<std::pair<uint32_t, uint32_t>>>
-      arrivals_;
+  std::map<std::tuple<uint32_t, uint32_t, int64_t, uint32_t>, Members> arrivals_;
   std::map<std::tuple<uint32_t, uint32_t, int64_t, CollectiveKind, Bytes, Algorithm>,
            std::vector<RoutedStep>>
       routed_;
-  std::vector<Run> runs_;
-  std::vector<uint32_t> free_runs_;
   std::vector<LinkId> path_;
   uint64_t hash_ = 0;
   std::function<void(double)> progress_;
@@ -447,42 +390,21 @@ StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
     const Time gap = begin - previous;
     if (gap > Time::zero()) {
       // What it waited for: the dependency (or incoming transfer) that finished last.
-      const StageTask* cause = nullptr;
-      Time cause_start, cause_finish = Time::zero() - Time::max();
+      WaitCause cause{nullptr, Time::zero(), Time::zero() - Time::max()};
       for (uint32_t k = task.deps_begin; k < task.deps_end; ++k) {
         const uint32_t d = p.deps[k];
-        if (sim.finish(r.task_base + d) > cause_finish) {
-          cause = &p.tasks[d];
-          cause_finish = sim.finish(r.task_base + d);
-          cause_start = sim.start(r.task_base + d);
-        }
+        if (sim.finish(r.task_base + d) > cause.finish)
+          cause = {&p.tasks[d], sim.start(r.task_base + d), sim.finish(r.task_base + d)};
       }
       if (task.receives >= 0) {
         const auto [stage, sender] = job.sender[static_cast<size_t>(task.receives)];
         const int64_t local = r.local + (stage - r.stage) * job.stride[job.pp_axis];
         const RankState& s = sim.ranks()[static_cast<size_t>(job.first_rank + local)];
-        if (sim.finish(s.task_base + sender) > cause_finish) {
-          cause = &job.programs.stages[static_cast<size_t>(stage)].tasks[sender];
-          cause_finish = sim.finish(s.task_base + sender);
-          cause_start = sim.start(s.task_base + sender);
-        }
+        if (sim.finish(s.task_base + sender) > cause.finish)
+          cause = {&job.programs.stages[static_cast<size_t>(stage)].tasks[sender],
+                   sim.start(s.task_base + sender), sim.finish(s.task_base + sender)};
       }
-      if (cause && cause->kind == StageTaskKind::Collective && joins_stages(cause->comm.group)) {
-        // Waiting for the other stages to reach it is bubble; the collective's run is exposed.
-        const Time running =
-            std::clamp(cause_finish - std::max(cause_start, previous), Time::zero(), gap);
-        b.exposed_comm[cause->comm.group] += running;
-        b.bubble += gap - running;
-      } else if (cause && cause->kind == StageTaskKind::Collective) {
-        b.exposed_comm[cause->comm.group] += gap;
-      } else if (cause && cause->kind == StageTaskKind::Transfer) {
-        const Time in_flight = cause_finish - std::max(cause_start, previous);
-        const Time p2p = std::clamp(in_flight, Time::zero(), gap);
-        b.p2p += p2p;
-        b.bubble += gap - p2p;
-      } else {
-        b.bubble += gap;
-      }
+      charge_wait(b, gap, previous, cause);
     }
     b.compute += task.duration;
     previous = sim.finish(r.task_base + t);

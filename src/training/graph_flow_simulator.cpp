@@ -2,9 +2,10 @@
 
 #include <span>
 
-#include "engine/in_order_streams.h"
 #include "engine/kernel.h"
+#include "engine/task_graph.h"
 #include "network/collective_flows.h"
+#include "network/collective_runs.h"
 #include "training/graph_tasks.h"
 
 namespace orrery {
@@ -13,55 +14,43 @@ namespace {
 using engine::StreamId;
 using engine::TaskId;
 
-struct Run {  // a collective in flight
-  TaskId task = 0;
-  const std::vector<RoutedStep>* steps = nullptr;
-  size_t step = 0;
-  int64_t repeat = 0;
-  size_t outstanding = 0;
-};
-
 // What an engine::Event means here: (kind, a).
 enum EventKind : uint32_t {
   kTaskFinish,  // (task): the task ends
   kSendFlow,    // (task): a send's bytes are in; its route's latency follows
-  kStepFlow,    // (run): one flow of a collective's step ends
-  kStepDone,    // (run): the step's flows and latency are over
+  kStepFlow,    // (run): one flow of a collective's step ends (CollectiveRuns)
+  kStepDone,    // (run): a run of the step and its latency are over (kStepFlow + 1)
 };
 
 class FlowRun {
  public:
   FlowRun(const GraphProgram& program, const GraphTasks& tasks, GraphPricer& pricer)
-      : program_(program), tasks_(tasks), pricer_(pricer), kernel_(pricer.links().capacities()) {
-    const engine::TaskGraph& g = tasks.graph;
-    const size_t n = g.task_count();
-    successor_begin_.assign(n + 1, 0);
-    std::vector<uint32_t> waiting(n, 0);
-    for (const auto& [before, after] : g.dependencies()) {
-      ++successor_begin_[before + 1];
-      ++waiting[after];
-    }
-    for (size_t i = 0; i < n; ++i)
-      successor_begin_[i + 1] += successor_begin_[i];
-    successors_.resize(g.dependency_count());
-    std::vector<uint32_t> fill(successor_begin_.begin(), successor_begin_.end() - 1);
-    for (const auto& [before, after] : g.dependencies())
-      successors_[fill[before]++] = after;
-    stream_tasks_.resize(g.stream_count());
-    for (TaskId t = 0; t < n; ++t)
-      stream_tasks_[g.stream_of(t)].push_back(t);
-    streams_ = engine::InOrderStreams(std::move(waiting));
-    for (const std::vector<TaskId>& order : stream_tasks_)
-      streams_.add_stream(order);
-    latency_.assign(g.stream_count(), Time::zero());
+      : program_(program),
+        tasks_(tasks),
+        pricer_(pricer),
+        run_state_(tasks.graph),
+        streams_(run_state_.streams()),
+        kernel_(pricer.links().capacities()),
+        collectives_(kernel_, kStepFlow, [this](TaskId t) { finish(t); }) {
+    const size_t n = tasks.graph.task_count();
+    latency_.assign(tasks.graph.stream_count(), Time::zero());
     timeline_.start.assign(n, Time::zero());
     timeline_.finish.assign(n, Time::zero());
   }
 
+  // Throws std::logic_error naming the file and node of a task that never started (the graph's
+  // checks, build_graph_tasks, refuse such graphs first: this guards the run itself).
   engine::Timeline run() {
-    for (StreamId s = 0; s < stream_tasks_.size(); ++s)
+    for (StreamId s = 0; s < tasks_.graph.stream_count(); ++s)
       try_start(s);
     kernel_.run([this](const engine::Event& e) { handle(e); });
+    if (const TaskId t = run_state_.stuck(); t != engine::InOrderStreams::kNone) {
+      const GraphOrigin o = tasks_.origin[t];
+      const RankGraph& g = program_.ranks[static_cast<size_t>(o.rank)];
+      throw std::logic_error("flow simulation deadlock: " + g.source + ": node " +
+                             std::to_string(g.tasks[o.task].node) + " of rank " +
+                             std::to_string(o.rank) + " never started");
+    }
     timeline_.makespan = kernel_.now();
     return std::move(timeline_);
   }
@@ -83,10 +72,8 @@ class FlowRun {
         kernel_.after(latency_[tasks_.graph.stream_of(e.a)], {kTaskFinish, e.a, 0});
         break;
       case kStepFlow:
-        step_flow_done(e.a);
-        break;
       case kStepDone:
-        step_done(e.a);
+        collectives_.handle(e);
         break;
     }
   }
@@ -109,8 +96,8 @@ class FlowRun {
     timeline_.finish[t] = kernel_.now();
     const StreamId s = tasks_.graph.stream_of(t);
     streams_.finish(s);
-    for (uint32_t k = successor_begin_[t]; k < successor_begin_[t + 1]; ++k)
-      if (streams_.release(successors_[k])) try_start(tasks_.graph.stream_of(successors_[k]));
+    for (const TaskId next : run_state_.successors().of(t))
+      if (streams_.release(next)) try_start(tasks_.graph.stream_of(next));
     try_start(s);
   }
 
@@ -141,63 +128,21 @@ class FlowRun {
       kernel_.after(Time::zero(), {kTaskFinish, t, 0});
       return;
     }
-    Run run;
-    run.task = t;
-    run.steps = &routed(g);
-    uint32_t id = 0;
-    if (!free_runs_.empty()) {
-      id = free_runs_.back();
-      free_runs_.pop_back();
-      runs_[id] = run;
-    } else {
-      id = static_cast<uint32_t>(runs_.size());
-      runs_.push_back(run);
-    }
-    begin_step(id);
-  }
-
-  void begin_step(uint32_t id) {
-    Run& run = runs_[id];
-    if (run.step >= run.steps->size()) {
-      const TaskId t = run.task;
-      free_runs_.push_back(id);
-      finish(t);
-      return;
-    }
-    const RoutedStep& s = (*run.steps)[run.step];
-    run.outstanding = s.bytes.size();
-    kernel_.start_batch(s.links, s.path_begin, s.bytes, {kStepFlow, id, 0});
-    if (run.outstanding == 0) kernel_.after(s.latency, {kStepDone, id, 0});
-  }
-
-  void step_done(uint32_t id) {
-    Run& run = runs_[id];
-    if (++run.repeat >= (*run.steps)[run.step].repeat) {
-      run.repeat = 0;
-      ++run.step;
-    }
-    begin_step(id);
-  }
-
-  void step_flow_done(uint32_t id) {
-    Run& run = runs_[id];
-    if (--run.outstanding == 0) kernel_.after((*run.steps)[run.step].latency, {kStepDone, id, 0});
+    collectives_.launch(routed(g), t);
   }
 
   const GraphProgram& program_;
   const GraphTasks& tasks_;
   GraphPricer& pricer_;
-  std::vector<uint32_t> successor_begin_, successors_;
-  std::vector<std::vector<TaskId>> stream_tasks_;  // each stream's tasks in order
-  engine::InOrderStreams streams_;
+  engine::GraphStreams run_state_;
+  engine::InOrderStreams& streams_;
   std::vector<Time> latency_;  // per stream: of the send in flight
   engine::Timeline timeline_;
   engine::Kernel kernel_;
+  CollectiveRuns<TaskId> collectives_;
   uint64_t hash_ = 0;
   std::vector<LinkId> path_;
   std::map<std::tuple<int32_t, CollectiveKind, Bytes>, std::vector<RoutedStep>> routed_;
-  std::vector<Run> runs_;
-  std::vector<uint32_t> free_runs_;
 };
 
 }  // namespace

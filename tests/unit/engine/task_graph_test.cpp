@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace orrery::engine {
 namespace {
 
@@ -69,6 +71,38 @@ TEST(TaskGraph, CycleThroughStreamOrderIsReportedNotHung) {
   g.add_dependency(a2, b1);  // b1 waits for a2, which waits for a1 (stream order)
   g.add_dependency(b1, a1);  // a1 waits for b1: deadlock
   EXPECT_THROW(simulate(g), std::logic_error);
+}
+
+// GraphStreams: a task's successors as its dependencies name them, each stream's tasks in order,
+// and after a run the first stream's task that never started. a1 waits for b1, which waits for
+// a2 (after a1 on its stream): nothing on stream s1 can start, so a1 is stuck; s2's b1 is not
+// ready either. In a graph with no such cycle, running every stream leaves nothing stuck.
+TEST(GraphStreams, ReleasesSuccessorsAndNamesTheStuckTask) {
+  TaskGraph g;
+  const StreamId s1 = g.add_stream(), s2 = g.add_stream();
+  const TaskId a1 = g.add_task(s1, us(1));
+  const TaskId a2 = g.add_task(s1, us(1));
+  const TaskId b1 = g.add_task(s2, us(1));
+  g.add_dependency(a2, b1);
+  g.add_dependency(b1, a1);
+  GraphStreams stuck(g);
+  EXPECT_EQ(std::vector<TaskId>(stuck.successors().of(a2).begin(), stuck.successors().of(a2).end()),
+            std::vector<TaskId>{b1});
+  EXPECT_EQ(stuck.streams().ready(s1), InOrderStreams::kNone);
+  EXPECT_EQ(stuck.streams().ready(s2), InOrderStreams::kNone);
+  EXPECT_EQ(stuck.stuck(), a1);
+
+  TaskGraph ok;
+  const StreamId s = ok.add_stream();
+  const TaskId first = ok.add_task(s, us(1));
+  const TaskId second = ok.add_task(s, us(1));
+  GraphStreams run(ok);
+  for (const TaskId expected : {first, second}) {
+    ASSERT_EQ(run.streams().ready(s), expected);
+    run.streams().start(s);
+    run.streams().finish(s);
+  }
+  EXPECT_EQ(run.stuck(), InOrderStreams::kNone);
 }
 
 TEST(TaskGraph, ZeroDurationTasksAndDeterministicTies) {

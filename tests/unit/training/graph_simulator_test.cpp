@@ -138,6 +138,41 @@ TEST(GraphSimulator, MembersDisagreeingOnACollectiveAreRefused) {
   EXPECT_THROW(c.run(ring(2)), InputError);
 }
 
+// The flow mode refuses the graphs the event mode refuses, with one line naming the file and node,
+// never a hang or a short time: receives before sends on both ranks (a cycle across ranks), an
+// all-reduce rank 1 never reaches, and a cycle through a collective (rank 0's all-reduce waits for
+// a receive whose send, on rank 1, waits for that all-reduce).
+TEST(GraphSimulator, FlowModeRefusesGraphsThatCanNeverFinish) {
+  const auto refused = [](Builder& b, const std::string& expected) {
+    try {
+      b.run(ring(2), true);
+      ADD_FAILURE() << "ran: " << expected;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(expected), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  };
+  Builder cycle(2);
+  for (int64_t r = 0; r < 2; ++r) {
+    const uint32_t recv = cycle.add(r, message(GraphTaskKind::Recv, 1 - r, 8));
+    cycle.add(r, message(GraphTaskKind::Send, 1 - r, 8), {recv});
+  }
+  refused(cycle, "waits forever");
+  Builder unmatched(2);
+  unmatched.add(0, all_reduce(1024));
+  refused(unmatched,
+          "r0.et: node 0: expected rank 1 to issue this collective on the group of "
+          "all ranks too; it issues 0 there, so this one would wait forever");
+  Builder through(2);
+  const uint32_t recv = through.add(0, message(GraphTaskKind::Recv, 1, 8));
+  through.add(0, all_reduce(1024), {recv});
+  const uint32_t reduce = through.add(1, all_reduce(1024));
+  through.add(1, message(GraphTaskKind::Send, 0, 8), {reduce});
+  refused(through, ".et: node ");
+  refused(through, "waits forever");
+}
+
 // One repeated pattern on n ranks: compute, send to the next rank, receive from the previous,
 // compute, all-reduce.
 Builder ring_pattern(int64_t n) {
