@@ -34,8 +34,8 @@ struct ModelTerms {
   bool fp8_casts = true;    // Transformer Engine's FP8 casts and transposes
   // The all-reduces between the gradient reduction and the Adam step: the replicated parameters'
   // gradients over the tensor group (sequence parallelism), the tied embedding's gradient between
-  // the first and last stage, the loss over the data-parallel group, the gradient norm (and
-  // fp16's found-inf flag)
+  // the first and last stage, the gradient norm (and fp16's found-inf flag); and after the step,
+  // the loss over the data-parallel group
   bool tail_collectives = true;
   // GEMMs at the clock of a GPU held at its power limit (the device's efficiency.sustained_matrix)
   bool sustained_clock = true;

@@ -1,8 +1,8 @@
 // The H100 and H200 presets' memory-bound kernels against fused kernels measured by this project
 // (tests/data/h100_fused_kernels.csv, h200_fused_kernels.csv; torch.compile's Triton kernels, the
 // stand-in for Megatron's fused ones; docs/references/fused-kernels.md). Each row carries the
-// bytes Orrery's generator charges for that kernel, so the preset prices exactly what the
-// generator would ask.
+// bytes the measuring script counted by the generator's rules for that kernel (its header
+// lists them: norm 2A, residual 3A + mask, activation 2F / 3F, backward 1.5x or as written).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -466,6 +466,7 @@ TEST(TrainingWorkload, LossIsAveragedOverTheDataParallelGroupOnTheLastStage) {
       if (program.layers[i].name == name) return static_cast<int64_t>(i);
     return int64_t{-1};
   };
+  EXPECT_GE(at("optimizer (stage 3)"), 0);
   EXPECT_LT(at("optimizer (stage 3)"), at("loss all-reduce (stage 3)"));
   // Context ranks hold parts of the same sequences: they average too.
   ParallelPlan cp = plan(2, 1, 4);
