@@ -147,12 +147,43 @@ std::vector<size_t> pass_stage_sets(const IterationPlan& plan) {
   return sets;
 }
 
+// The iteration-level rows each of `stages` stages runs, in file order. Each row's stage set is
+// read once, bit by bit, rather than every row tried on every stage (pp x rows x vpp lookups,
+// where a generated program has a few rows per stage).
+std::vector<std::vector<size_t>> rows_by_stage(const IterationPlan& plan, int64_t stages) {
+  std::vector<std::vector<size_t>> rows(static_cast<size_t>(stages));
+  std::vector<std::vector<size_t>> stages_of(plan.stage_sets.size());  // of each set, when read
+  for (const size_t i : plan.iteration_layers) {
+    const int32_t set = plan.layers[i].stage_set;
+    if (set < 0) {
+      for (auto& stage_rows : rows)
+        stage_rows.push_back(i);
+      continue;
+    }
+    std::vector<size_t>& on = stages_of[static_cast<size_t>(set)];
+    if (on.empty()) {
+      const std::vector<bool>& bits = plan.stage_sets[static_cast<size_t>(set)];
+      std::vector<bool> seen(static_cast<size_t>(stages), false);
+      for (size_t v = 0; v < bits.size(); ++v) {
+        const size_t stage = v % static_cast<size_t>(plan.parallelism.pp);  // v = chunk pp + stage
+        if (!bits[v] || seen[stage]) continue;
+        seen[stage] = true;
+        on.push_back(stage);
+      }
+    }
+    for (const size_t stage : on)
+      rows[stage].push_back(i);
+  }
+  return rows;
+}
+
 // One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
 // and its iteration-level rows, with the overlapped gradient reductions hidden behind the last
 // backward where they fit.
-// `passes`: the stage's micro-batch passes; `longest`: the longest pass of any stage.
+// `passes`: the stage's micro-batch passes; `longest`: the longest pass of any stage; `rows`: the
+// iteration-level rows it runs (rows_by_stage).
 StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePasses& passes,
-                         Time longest) {
+                         Time longest, const std::vector<size_t>& rows) {
   const int64_t p = plan.parallelism.pp;
   Breakdown b;
   GroupTimes reductions;  // data-parallel work that may hide behind the backward
@@ -174,8 +205,7 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePa
   if (plan.blocking_p2p && p > 1) b.p2p += plan.transfer * (2 * m * v);
 
   PassCost tail;
-  for (const size_t i : plan.iteration_layers) {
-    if (!plan.runs_row(i, stage)) continue;
+  for (const size_t i : rows) {
     const PlannedLayer& layer = plan.layers[i];
     add_forward(tail, layer);
     tail.compute += layer.input_grad.compute + layer.weight_grad.compute;
@@ -228,9 +258,12 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
     for (const auto& [cost, count] : distinct.back().runs)
       longest = std::max(longest, cost.span());
   }
+  const std::vector<std::vector<size_t>> rows = rows_by_stage(plan, stages);
   std::vector<StageTiming> timings;
-  for (int64_t s = 0; s < stages; ++s)
-    timings.push_back(stage_timing(plan, s, distinct[passes_of[static_cast<size_t>(s)]], longest));
+  for (int64_t s = 0; s < stages; ++s) {
+    const auto k = static_cast<size_t>(s);
+    timings.push_back(stage_timing(plan, s, distinct[passes_of[k]], longest, rows[k]));
+  }
   return plan_result("analytical", workload, cluster, plan, std::move(timings), options.layer_rows);
 }
 
