@@ -34,6 +34,11 @@ struct PassCost {
   Time compute;
   GroupTimes blocking;  // exposed collectives by group
   GroupTimes async;     // collectives on their own stream
+  // The span of the pass's backward: its compute (recomputed forwards included) and the
+  // collectives it waits for: blocking ones whole, an input-gradient collective beyond the
+  // weight-gradient compute it overlaps. The last micro-batch's is the window that hides
+  // overlapped gradient reductions.
+  Time backward;
 
   Time span() const {
     Time t = compute;
@@ -45,6 +50,21 @@ struct PassCost {
 void add_forward(PassCost& cost, const PlannedLayer& layer) {
   cost.compute += layer.forward.compute;
   if (layer.forward.comm) cost.blocking[layer.forward.comm->comm.group] += layer.forward.comm->cost;
+}
+
+// The part of a layer's backward that PassCost::backward counts.
+Time backward_span(const IterationPlan& plan, const PlannedLayer& layer) {
+  const auto blocking = [](const std::optional<PlannedComm>& c) {
+    return c && c->role == CommRole::Blocking ? c->cost : Time::zero();
+  };
+  Time t;
+  for (const size_t r : layer.recompute)
+    t += plan.layers[r].forward.compute + blocking(plan.layers[r].forward.comm);
+  const Time input_grad_comm = layer.input_grad.comm ? layer.input_grad.comm->cost : Time::zero();
+  return t + layer.input_grad.compute +
+         (plan.overlap ? std::max(layer.weight_grad.compute, input_grad_comm)
+                       : layer.weight_grad.compute + input_grad_comm) +
+         blocking(layer.weight_grad.comm);
 }
 
 // Stage `stage`'s share of one micro-batch pass.
@@ -66,34 +86,10 @@ PassCost pass_cost(const IterationPlan& plan, size_t micro_batch, int64_t stage)
       }
       if (const auto& c = layer.weight_grad.comm)
         (c->role == CommRole::Async ? cost.async : cost.blocking)[c->comm.group] += c->cost;
+      cost.backward += backward_span(plan, layer);
     }
   }
   return cost;
-}
-
-// The span of one micro-batch's backward on a stage: its compute (recomputed forwards included)
-// and the collectives it waits for: blocking ones whole, an input-gradient collective beyond the
-// weight-gradient compute it overlaps. The window that hides overlapped gradient reductions.
-Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage) {
-  Time t;
-  const auto& chunks = plan.chunk_layers(micro_batch);
-  const auto blocking = [](const std::optional<PlannedComm>& c) {
-    return c && c->role == CommRole::Blocking ? c->cost : Time::zero();
-  };
-  for (size_t c = 0; c < chunks.size(); ++c)
-    for (const size_t l : chunks[c]) {
-      if (!plan.runs(l, stage, static_cast<int64_t>(c))) continue;
-      const PlannedLayer& layer = plan.layers[l];
-      for (const size_t r : layer.recompute)
-        t += plan.layers[r].forward.compute + blocking(plan.layers[r].forward.comm);
-      const Time input_grad_comm =
-          layer.input_grad.comm ? layer.input_grad.comm->cost : Time::zero();
-      t += layer.input_grad.compute +
-           (plan.overlap ? std::max(layer.weight_grad.compute, input_grad_comm)
-                         : layer.weight_grad.compute + input_grad_comm) +
-           blocking(layer.weight_grad.comm);
-    }
-  return t;
 }
 
 using PassRun = std::pair<PassCost, int64_t>;
@@ -114,8 +110,7 @@ StagePasses stage_passes(const IterationPlan& plan, int64_t stage) {
     }
     out.runs.emplace_back(pass_cost(plan, mb, stage), 1);
   }
-  if (!plan.pass_of.empty())
-    out.last_backward = backward_span(plan, plan.pass_of.size() - 1, stage);
+  if (!out.runs.empty()) out.last_backward = out.runs.back().first.backward;  // the last's run
   return out;
 }
 
