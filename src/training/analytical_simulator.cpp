@@ -110,7 +110,7 @@ StagePasses stage_passes(const IterationPlan& plan, int64_t stage) {
     }
     out.runs.emplace_back(pass_cost(plan, mb, stage), 1);
   }
-  if (!out.runs.empty()) out.last_backward = out.runs.back().first.backward;  // the last's run
+  if (!out.runs.empty()) out.last_backward = out.runs.back().first.backward;  // last micro-batch
   return out;
 }
 
