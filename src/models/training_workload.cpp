@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "models/model_counts.h"
 #include "models/stage_layout.h"
@@ -171,13 +172,13 @@ class Generator {
   }
 
  private:
-  // The stage set of the virtual stages `runs` selects, shared between equal sets.
+  // The stage set of the virtual stages `runs` selects, shared between equal sets (found by
+  // hash: a program has a set per pipeline stage, each looked up by its stage's rows).
   int32_t set_of(const std::vector<bool>& runs) {
     if (std::all_of(runs.begin(), runs.end(), [](bool b) { return b; })) return -1;
-    const auto it = std::find(sets_.begin(), sets_.end(), runs);
-    if (it != sets_.end()) return static_cast<int32_t>(it - sets_.begin());
-    sets_.push_back(runs);
-    return static_cast<int32_t>(sets_.size() - 1);
+    const auto [it, added] = set_index_.try_emplace(runs, static_cast<int32_t>(sets_.size()));
+    if (added) sets_.push_back(runs);
+    return it->second;
   }
 
   Layer& record(Program& program, std::string name, int32_t set) {
@@ -804,6 +805,7 @@ class Generator {
   bool sharded_ = false;  // the optimizer (distributed, ZeRO >= 1) shards over DP x CP
   double vb_ = 2, y_ = 0;
   std::vector<std::vector<bool>> sets_;
+  std::unordered_map<std::vector<bool>, int32_t> set_index_;  // each set's index in sets_
 };
 
 }  // namespace

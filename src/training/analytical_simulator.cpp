@@ -34,6 +34,11 @@ struct PassCost {
   Time compute;
   GroupTimes blocking;  // exposed collectives by group
   GroupTimes async;     // collectives on their own stream
+  // The span of the pass's backward: its compute (recomputed forwards included) and the
+  // collectives it waits for: blocking ones whole, an input-gradient collective beyond the
+  // weight-gradient compute it overlaps. The last micro-batch's is the window that hides
+  // overlapped gradient reductions.
+  Time backward;
 
   Time span() const {
     Time t = compute;
@@ -45,6 +50,21 @@ struct PassCost {
 void add_forward(PassCost& cost, const PlannedLayer& layer) {
   cost.compute += layer.forward.compute;
   if (layer.forward.comm) cost.blocking[layer.forward.comm->comm.group] += layer.forward.comm->cost;
+}
+
+// The part of a layer's backward that PassCost::backward counts.
+Time backward_span(const IterationPlan& plan, const PlannedLayer& layer) {
+  const auto blocking = [](const std::optional<PlannedComm>& c) {
+    return c && c->role == CommRole::Blocking ? c->cost : Time::zero();
+  };
+  Time t;
+  for (const size_t r : layer.recompute)
+    t += plan.layers[r].forward.compute + blocking(plan.layers[r].forward.comm);
+  const Time input_grad_comm = layer.input_grad.comm ? layer.input_grad.comm->cost : Time::zero();
+  return t + layer.input_grad.compute +
+         (plan.overlap ? std::max(layer.weight_grad.compute, input_grad_comm)
+                       : layer.weight_grad.compute + input_grad_comm) +
+         blocking(layer.weight_grad.comm);
 }
 
 // Stage `stage`'s share of one micro-batch pass.
@@ -66,34 +86,10 @@ PassCost pass_cost(const IterationPlan& plan, size_t micro_batch, int64_t stage)
       }
       if (const auto& c = layer.weight_grad.comm)
         (c->role == CommRole::Async ? cost.async : cost.blocking)[c->comm.group] += c->cost;
+      cost.backward += backward_span(plan, layer);
     }
   }
   return cost;
-}
-
-// The span of one micro-batch's backward on a stage: its compute (recomputed forwards included)
-// and the collectives it waits for: blocking ones whole, an input-gradient collective beyond the
-// weight-gradient compute it overlaps. The window that hides overlapped gradient reductions.
-Time backward_span(const IterationPlan& plan, size_t micro_batch, int64_t stage) {
-  Time t;
-  const auto& chunks = plan.chunk_layers(micro_batch);
-  const auto blocking = [](const std::optional<PlannedComm>& c) {
-    return c && c->role == CommRole::Blocking ? c->cost : Time::zero();
-  };
-  for (size_t c = 0; c < chunks.size(); ++c)
-    for (const size_t l : chunks[c]) {
-      if (!plan.runs(l, stage, static_cast<int64_t>(c))) continue;
-      const PlannedLayer& layer = plan.layers[l];
-      for (const size_t r : layer.recompute)
-        t += plan.layers[r].forward.compute + blocking(plan.layers[r].forward.comm);
-      const Time input_grad_comm =
-          layer.input_grad.comm ? layer.input_grad.comm->cost : Time::zero();
-      t += layer.input_grad.compute +
-           (plan.overlap ? std::max(layer.weight_grad.compute, input_grad_comm)
-                         : layer.weight_grad.compute + input_grad_comm) +
-           blocking(layer.weight_grad.comm);
-    }
-  return t;
 }
 
 using PassRun = std::pair<PassCost, int64_t>;
@@ -114,8 +110,7 @@ StagePasses stage_passes(const IterationPlan& plan, int64_t stage) {
     }
     out.runs.emplace_back(pass_cost(plan, mb, stage), 1);
   }
-  if (!plan.pass_of.empty())
-    out.last_backward = backward_span(plan, plan.pass_of.size() - 1, stage);
+  if (!out.runs.empty()) out.last_backward = out.runs.back().first.backward;  // last micro-batch
   return out;
 }
 
@@ -147,12 +142,43 @@ std::vector<size_t> pass_stage_sets(const IterationPlan& plan) {
   return sets;
 }
 
+// The iteration-level rows each of `stages` stages runs, in file order. Each row's stage set is
+// read once, bit by bit, rather than every row tried on every stage (pp x rows x vpp lookups,
+// where a generated program has a few rows per stage).
+std::vector<std::vector<size_t>> rows_by_stage(const IterationPlan& plan, int64_t stages) {
+  std::vector<std::vector<size_t>> rows(static_cast<size_t>(stages));
+  std::vector<std::vector<size_t>> stages_of(plan.stage_sets.size());  // of each set, when read
+  for (const size_t i : plan.iteration_layers) {
+    const int32_t set = plan.layers[i].stage_set;
+    if (set < 0) {
+      for (auto& stage_rows : rows)
+        stage_rows.push_back(i);
+      continue;
+    }
+    std::vector<size_t>& on = stages_of[static_cast<size_t>(set)];
+    if (on.empty()) {
+      const std::vector<bool>& bits = plan.stage_sets[static_cast<size_t>(set)];
+      std::vector<bool> seen(static_cast<size_t>(stages), false);
+      for (size_t v = 0; v < bits.size(); ++v) {
+        const size_t stage = v % static_cast<size_t>(plan.parallelism.pp);  // v = chunk pp + stage
+        if (!bits[v] || seen[stage]) continue;
+        seen[stage] = true;
+        on.push_back(stage);
+      }
+    }
+    for (const size_t stage : on)
+      rows[stage].push_back(i);
+  }
+  return rows;
+}
+
 // One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
 // and its iteration-level rows, with the overlapped gradient reductions hidden behind the last
 // backward where they fit.
-// `passes`: the stage's micro-batch passes; `longest`: the longest pass of any stage.
+// `passes`: the stage's micro-batch passes; `longest`: the longest pass of any stage; `rows`: the
+// iteration-level rows it runs (rows_by_stage).
 StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePasses& passes,
-                         Time longest) {
+                         Time longest, const std::vector<size_t>& rows) {
   const int64_t p = plan.parallelism.pp;
   Breakdown b;
   GroupTimes reductions;  // data-parallel work that may hide behind the backward
@@ -174,8 +200,7 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePa
   if (plan.blocking_p2p && p > 1) b.p2p += plan.transfer * (2 * m * v);
 
   PassCost tail;
-  for (const size_t i : plan.iteration_layers) {
-    if (!plan.runs_row(i, stage)) continue;
+  for (const size_t i : rows) {
     const PlannedLayer& layer = plan.layers[i];
     add_forward(tail, layer);
     tail.compute += layer.input_grad.compute + layer.weight_grad.compute;
@@ -228,9 +253,12 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
     for (const auto& [cost, count] : distinct.back().runs)
       longest = std::max(longest, cost.span());
   }
+  const std::vector<std::vector<size_t>> rows = rows_by_stage(plan, stages);
   std::vector<StageTiming> timings;
-  for (int64_t s = 0; s < stages; ++s)
-    timings.push_back(stage_timing(plan, s, distinct[passes_of[static_cast<size_t>(s)]], longest));
+  for (int64_t s = 0; s < stages; ++s) {
+    const auto k = static_cast<size_t>(s);
+    timings.push_back(stage_timing(plan, s, distinct[passes_of[k]], longest, rows[k]));
+  }
   return plan_result("analytical", workload, cluster, plan, std::move(timings), options.layer_rows);
 }
 

@@ -7,10 +7,12 @@
 namespace orrery {
 
 GroupPricing::GroupPricing(const Topology& topology, std::vector<ParallelAxis> axes,
-                           const std::vector<TrainingAxis>& order)
+                           const std::vector<TrainingAxis>& order,
+                           std::shared_ptr<CollectiveCosts> world_costs)
     : topology_(topology),
       placement_(std::move(axes), topology_),
-      links_(topology_, placement_.world_size()) {
+      links_(topology_, placement_.world_size()),
+      world_costs_(std::move(world_costs)) {
   for (const CommGroup group : kTrainingGroups) {
     const size_t i = index(group);
     const std::vector<size_t> varied = group_axes(group, order);
@@ -38,13 +40,14 @@ const CollectiveModel& GroupPricing::model(CommGroup group) {
 
 CollectiveCost GroupPricing::price(CollectiveKind kind, CommGroup group, Bytes bytes,
                                    Algorithm algorithm) {
+  CollectiveCosts& costs = group == CommGroup::World && world_costs_ ? *world_costs_ : costs_;
   const auto key = std::make_tuple(kind, group, bytes, algorithm);
-  if (const auto it = costs_.find(key); it != costs_.end()) return it->second;
+  if (const auto it = costs.find(key); it != costs.end()) return it->second;
   const CollectiveCost cost =
       shape(group).ranks <= 1
           ? CollectiveCost{Time::zero(), algorithm == Algorithm::Auto ? Algorithm::Ring : algorithm}
           : model(group).cost(kind, bytes, algorithm);
-  costs_.emplace(key, cost);
+  costs.emplace(key, cost);
   return cost;
 }
 
@@ -57,16 +60,22 @@ std::shared_ptr<GroupPricing> GroupPricingCache::get(const Topology& topology,
                                                      const std::vector<TrainingAxis>& order) {
   if (!topology_ || !(*topology_ == topology) || entries_.size() >= kMaxEntries) {
     entries_.clear();
+    world_costs_.clear();
     topology_ = topology;
   }
   std::vector<std::pair<std::string, int64_t>> key;
   key.reserve(axes.size());
-  for (const ParallelAxis& a : axes)
+  int64_t world = 1;
+  for (const ParallelAxis& a : axes) {
     key.emplace_back(a.name, a.size);
+    world *= a.size;
+  }
   auto& slot = entries_[key];
   if (!slot) {
+    std::shared_ptr<CollectiveCosts>& shared = world_costs_[world];
+    if (!shared) shared = std::make_shared<CollectiveCosts>();
     try {
-      slot = std::make_shared<GroupPricing>(topology, axes, order);
+      slot = std::make_shared<GroupPricing>(topology, axes, order, shared);
     } catch (...) {
       entries_.erase(key);
       throw;

@@ -7,7 +7,9 @@
 // GroupPricingCache shares one GroupPricing between plans whose groups are the same (a search
 // varies micro-batch size, recompute, ZeRO stage and schedule over one layout many times): the
 // costs depend only on the topology and the ranks' axes (their names, sizes and order), which is
-// the cache's key. Neither is safe to share between threads; a search keeps one cache per thread.
+// the cache's key. The group of every rank is the same whatever the axes (ranks 0 to N - 1 in
+// order), so its costs are shared further: between every layout of one world size. Neither is
+// safe to share between threads; a search keeps one cache per thread.
 #pragma once
 
 #include <array>
@@ -35,12 +37,19 @@ inline constexpr std::array kTrainingGroups = {
     CommGroup::Embedding,  CommGroup::ModelParallel, CommGroup::World};
 static_assert(kTrainingGroups.size() == kCommGroups);
 
+// Collective costs priced so far, by (kind, group, bytes, algorithm).
+using CollectiveCosts =
+    std::map<std::tuple<CollectiveKind, CommGroup, Bytes, Algorithm>, CollectiveCost>;
+
 class GroupPricing {
  public:
   // `axes`: the job's parallel axes in rank order (parallel_axes()), `order` the same as
   // TrainingAxis values. Throws std::invalid_argument when the axes do not fit the topology.
+  // `world_costs`: where the costs of CommGroup::World are kept, shared with other layouts of
+  // the same world size on the same topology (none: kept with the others).
   GroupPricing(const Topology& topology, std::vector<ParallelAxis> axes,
-               const std::vector<TrainingAxis>& order);
+               const std::vector<TrainingAxis>& order,
+               std::shared_ptr<CollectiveCosts> world_costs = nullptr);
   GroupPricing(const GroupPricing&) = delete;
   GroupPricing& operator=(const GroupPricing&) = delete;
 
@@ -69,7 +78,8 @@ class GroupPricing {
   std::array<GroupShape, kTrainingGroups.size()> shapes_;
   std::array<bool, kTrainingGroups.size()> uniform_{};
   GroupShape pipeline_pair_;
-  std::map<std::tuple<CollectiveKind, CommGroup, Bytes, Algorithm>, CollectiveCost> costs_;
+  CollectiveCosts costs_;
+  std::shared_ptr<CollectiveCosts> world_costs_;
 };
 
 class GroupPricingCache {
@@ -88,6 +98,7 @@ class GroupPricingCache {
  private:
   std::optional<Topology> topology_;
   std::map<std::vector<std::pair<std::string, int64_t>>, std::shared_ptr<GroupPricing>> entries_;
+  std::map<int64_t, std::shared_ptr<CollectiveCosts>> world_costs_;  // by world size
 };
 
 }  // namespace orrery

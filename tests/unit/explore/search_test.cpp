@@ -228,5 +228,51 @@ TEST(Search, LeanEvaluationGivesTheFullPredictionsTime) {
   }
 }
 
+// The lean evaluation against figures it does not compute itself. On one GPU nothing is
+// communicated and nothing waits (no pipeline, no data parallelism), so an iteration is its
+// compute, counted by hand from the full prediction's per-layer rows (layer_timings, not the
+// closed form): sum over rows of executions x (forward + input gradient + weight gradient)
+// + recomputes x forward; and the event mode, which schedules every task, ends at the same time.
+TEST(Search, LeanEvaluationEqualsTheHandCountedComputeOnOneGpu) {
+  const SearchRequest r = request("gpt3-125m", "dgx-a100", 1, 8, {"mbs=1,2,8", "recompute=none"});
+  SearchCounts counts;
+  std::vector<PlanPoint> points;
+  for (const PlanPoint& survivor : survivors_of(r, counts))
+    for (const RecomputeMode recompute :
+         {RecomputeMode::None, RecomputeMode::Selective, RecomputeMode::Full}) {
+      points.push_back(survivor);  // recompute set by hand: pruning keeps the cheapest only
+      points.back().plan.recompute = recompute;
+    }
+  ASSERT_EQ(points.size(), 9u);
+  int64_t recomputed = 0;
+  for (const PlanPoint& point : points) {
+    const Evaluation lean =
+        evaluate_point(r.spec, r.gbs, point, r.clusters[0], SimulationMode::Analytical);
+    ASSERT_TRUE(lean.figures) << lean.error;
+    Scenario full;
+    full.cluster = r.clusters[0].cluster;
+    full.mode = SimulationMode::Analytical;
+    ModelScenario& m = full.model.emplace();
+    m.spec = r.spec;
+    m.plan = point.plan;
+    m.global_batch = r.gbs;
+    m.gpus = 1;
+    const Result rows = predict(full).results.front();
+    ASSERT_FALSE(rows.layers.empty());
+    Time by_hand;
+    for (const LayerTiming& row : rows.layers) {
+      EXPECT_FALSE(row.forward.comm || row.input_grad.comm || row.weight_grad.comm) << row.name;
+      by_hand += (row.forward.compute + row.input_grad.compute + row.weight_grad.compute) *
+                     row.executions +
+                 row.forward.compute * row.recomputes;
+      recomputed += row.recomputes;
+    }
+    EXPECT_EQ(lean.figures->iteration_s, by_hand.seconds());
+    full.mode = SimulationMode::Event;
+    EXPECT_EQ(lean.figures->iteration_s, predict(full).results.front().iteration_time.seconds());
+  }
+  EXPECT_GT(recomputed, 0);  // full recompute's forwards are in the count
+}
+
 }  // namespace
 }  // namespace orrery::explore

@@ -56,6 +56,43 @@ TEST(GroupPricing, SharedPerLayout) {
   EXPECT_EQ(cache.size(), 2u);
 }
 
+// Two layouts of 128 GPUs from one cache / the group of every rank costs what a fresh pricing of
+// the second layout says, though the cache priced it on the first: ranks 0 to 127 in order
+// whatever the axes, so its costs are shared between the layouts of a world size.
+TEST(GroupPricing, WorldCostsSharedBetweenLayouts) {
+  const Cluster cluster = load_cluster("dgx-a100");
+  const Layout first(8), small(2);
+  Layout other(4);  // tp 4, dp 8 (not 4): 128 GPUs too
+  Parallelism par;
+  par.tp = 4;
+  par.pp = 4;
+  par.world_size = 128;
+  other.axes = parallel_axes(par, other.order);
+  GroupPricingCache cache;
+  const auto a = cache.get(cluster.network, first.axes, first.order);
+  const auto b = cache.get(cluster.network, other.axes, other.order);
+  GroupPricing fresh(cluster.network, other.axes, other.order);
+  for (const Bytes bytes : {Bytes{4}, Bytes{50'000'000}}) {
+    const CollectiveCost on_first =
+        a->price(CollectiveKind::AllReduce, CommGroup::World, bytes, Algorithm::Auto);
+    const CollectiveCost shared =
+        b->price(CollectiveKind::AllReduce, CommGroup::World, bytes, Algorithm::Auto);
+    const CollectiveCost own =
+        fresh.price(CollectiveKind::AllReduce, CommGroup::World, bytes, Algorithm::Auto);
+    EXPECT_EQ(shared.time, own.time);
+    EXPECT_EQ(shared.algorithm, own.algorithm);
+    EXPECT_EQ(shared.channels, own.channels);
+    EXPECT_EQ(on_first.time, own.time);
+  }
+  EXPECT_EQ(b->shape(CommGroup::World).ranks, 128);
+  // A layout of another world size prices its own world group: 32 GPUs, whose latency-bound
+  // all-reduce is quicker than 128's.
+  const auto smaller = cache.get(cluster.network, small.axes, small.order);
+  EXPECT_EQ(smaller->shape(CommGroup::World).ranks, 32);
+  EXPECT_LT(smaller->price(CollectiveKind::AllReduce, CommGroup::World, 4, Algorithm::Auto).time,
+            b->price(CollectiveKind::AllReduce, CommGroup::World, 4, Algorithm::Auto).time);
+}
+
 // Another network / the cache starts again and prices on it, because an entry is only valid for
 // the topology it was routed on: with half the NVSwitch bandwidth a 1 GB tensor-parallel
 // all-reduce (bandwidth-bound) takes longer.
