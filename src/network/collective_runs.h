@@ -8,7 +8,7 @@
 //
 // The owner hands this object the kernel's events of two kinds it reserves for it and is told
 // when each collective ends, with the `Payload` it launched it with (what the owner needs then:
-// the members' tasks, say).
+// the members' tasks, say). Units: bytes as doubles, latencies as Time (picoseconds).
 #pragma once
 
 #include <cstdint>

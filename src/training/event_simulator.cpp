@@ -1,6 +1,5 @@
 #include "training/event_simulator.h"
 
-#include <algorithm>
 #include <limits>
 #include <map>
 

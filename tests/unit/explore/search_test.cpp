@@ -228,7 +228,9 @@ TEST(Search, LeanEvaluationGivesTheFullPredictionsTime) {
   }
 }
 
-// The lean evaluation against figures it does not compute itself. On one GPU nothing is
+// The lean evaluation against figures it does not compute itself (a consistency check: the rows
+// come from the same compute pricing; one GPU has no stage sets, so rows_by_stage and the shared
+// world costs are not exercised here). On one GPU nothing is
 // communicated and nothing waits (no pipeline, no data parallelism), so an iteration is its
 // compute, counted by hand from the full prediction's per-layer rows (layer_timings, not the
 // closed form): sum over rows of executions x (forward + input gradient + weight gradient)

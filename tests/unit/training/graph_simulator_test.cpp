@@ -139,9 +139,11 @@ TEST(GraphSimulator, MembersDisagreeingOnACollectiveAreRefused) {
 }
 
 // The flow mode refuses the graphs the event mode refuses, with one line naming the file and node,
-// never a hang or a short time: receives before sends on both ranks (a cycle across ranks), an
-// all-reduce rank 1 never reaches, and a cycle through a collective (rank 0's all-reduce waits for
-// a receive whose send, on rank 1, waits for that all-reduce).
+// never a hang or a short time (the checks before any run refuse them, as for the event mode; the
+// flow mode's own check after its run is a second guard no input reaching it can trip): receives
+// before sends on both ranks (a cycle across ranks), an all-reduce rank 1 never reaches, and a
+// cycle through a collective (rank 0's all-reduce waits for a receive whose send, on rank 1, waits
+// for that all-reduce).
 TEST(GraphSimulator, FlowModeRefusesGraphsThatCanNeverFinish) {
   const auto refused = [](Builder& b, const std::string& expected) {
     try {
