@@ -2,9 +2,9 @@
 // on its point-to-point path, not as a collective algorithm (docs/network.md, "All-to-all on
 // NCCL's point-to-point path"). Sizes in bytes.
 //
-// The path has rules of its own, read from NCCL 2.27 (the A100 data's version: src/enqueue.cc
-// addP2pToPlan and scheduleP2pTasksToPlan, src/graph/paths.cc ncclTopoComputeP2pChannels;
-// docs/references/nccl-tuning.md):
+// The path has rules of its own; these are NCCL 2.27's, the A100 data's version (src/enqueue.cc
+// addP2pToPlan and scheduleP2pTasksToPlan as of NVIDIA/nccl 01e6dd9, src/graph/paths.cc
+// ncclTopoComputeP2pChannels; docs/references/nccl-tuning.md):
 // - channels: a pool of the ring channel count rounded up to a power of two (32 for 24), which is
 //   also a peer's most (2 a NVLink, rounded up, capped by the pool); a peer first gets the pool
 //   halved until all peers fit it (32 / n, at least 1), fewer for a small transfer (one per
