@@ -220,10 +220,14 @@ bool CollectiveModel::across_servers() const {
 }
 
 bool CollectiveModel::point_to_point(Algorithm a, CollectiveKind kind) const {
-  // Inside one server only: across servers NCCL's point-to-point path has other rules (network
-  // chunks, channels per NIC), not modelled; there the collective protocols price it.
-  return a == Algorithm::Direct && kind == CollectiveKind::AllToAll && !topology().ideal_links() &&
-         !across_servers();
+  // Inside one NVSwitch domain only: across servers NCCL's point-to-point path has other rules
+  // (network chunks, channels per NIC), and a ring or mesh (a torus axis, an xGMI mesh) is not
+  // NVLink through a switch; neither is modelled, and there the collective protocols price it.
+  if (a != Algorithm::Direct || kind != CollectiveKind::AllToAll || topology().ideal_links())
+    return false;
+  for (size_t d = 0; d < shape_.span.size(); ++d)
+    if (shape_.span[d] > 1 && topology()[d].kind != DimensionKind::Switch) return false;
+  return true;
 }
 
 double CollectiveModel::ramp_scale() const {
@@ -238,12 +242,14 @@ double CollectiveModel::protocol_rate(Algorithm a, CollectiveKind kind, double s
   if (topology().ideal_links()) return 1.0;
   // Across k servers the ramp sizes are kNetworkRampPerServer x k times larger (protocol.h).
   // The algorithms auto compares share the protocol's factor for one size: computed once.
+  // The point-to-point path runs inside one server, where the ramp is not scaled.
   auto& [cached_bytes, cached_scale] = transfer_scales_[static_cast<size_t>(p)];
-  if (!point_to_point(a, kind) && cached_bytes != s) {
+  const bool p2p = point_to_point(a, kind);
+  if (!p2p && cached_bytes != s) {
     cached_bytes = s;
     cached_scale = transfer_scale(p, s / ramp_scale());
   }
-  double rate = point_to_point(a, kind) ? p2p_transfer_scale(p, s / ramp_scale()) : cached_scale;
+  double rate = p2p ? p2p_transfer_scale(p, s) : cached_scale;
   if (a == Algorithm::Tree) rate /= tree_size_efficiency(p, s);
   const std::optional<Bandwidth> cap = p == Protocol::LL ? ll_cap() : std::nullopt;
   if (cap && link_seconds > 0)

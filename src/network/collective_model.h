@@ -101,7 +101,8 @@ class CollectiveModel {
   double nvls_tree_seconds_per_byte() const;
   std::optional<Bandwidth> ll_cap() const;  // of the LL protocol across servers, if any
   bool across_servers() const;              // the group spans a fat-tree
-  // An all-to-all inside one server, on NCCL's point-to-point path (p2p_protocol.h).
+  // An all-to-all inside one NVSwitch domain (only switch dimensions spanned), on NCCL's
+  // point-to-point path (p2p_protocol.h).
   bool point_to_point(Algorithm algorithm, CollectiveKind kind) const;
   double ramp_scale() const;  // kNetworkRampPerServer x servers across a fat-tree, else 1
   int64_t max_channels(Algorithm algorithm) const;

@@ -7,37 +7,45 @@
 namespace orrery {
 namespace {
 
-constexpr double kMinChannelBytes = 64.0 * 1024;         // an eighth of the 512 KiB chunk
-constexpr double kMaxChannelBytes = 16.0 * 1024 * 1024;  // 32 chunks
-constexpr double kLLChannelBytes = 16.0 * 1024;          // NCCL's P2P LL threshold
+constexpr double kLLPeerChannelBytes = 16.0 * 1024;  // NCCL_P2P_LL_THRESHOLD
+constexpr double kLLStepBytes = 64.0 * 1024;         // LL's 512 KiB buffer over its 8 steps
+constexpr double kSimpleStepBytes = 512.0 * 1024;    // NCCL_P2P_NVL_CHUNKSIZE
 
 int64_t pool(int64_t channels) {
   return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(channels, 1))));
 }
 
+double peer_bytes_of(double bytes, int64_t ranks) {
+  return bytes / static_cast<double>(std::max<int64_t>(ranks, 1));
+}
+
 }  // namespace
 
-int64_t p2p_channels_per_peer(double peer_bytes, int64_t ranks, int64_t channels) {
-  const int64_t all = pool(channels);
-  int64_t fair = all;
-  while (fair * ranks > all && fair > 1)
+int64_t p2p_channels_per_peer(Protocol protocol, double peer_bytes, int64_t ranks,
+                              int64_t channels) {
+  const int64_t most = pool(channels);
+  int64_t fair = most;
+  while (fair * ranks > most && fair > 1)
     fair /= 2;
+  const double step = protocol == Protocol::LL ? kLLStepBytes : kSimpleStepBytes;
+  const double min_part = step / 8, max_part = step * 32;
   int64_t used = std::clamp<int64_t>(
-      static_cast<int64_t>(std::min(std::ceil(peer_bytes / kMinChannelBytes), 1e9)), 1, fair);
-  while (peer_bytes / static_cast<double>(used) > kMaxChannelBytes && used * 2 <= all)
+      static_cast<int64_t>(std::min(std::ceil(peer_bytes / min_part), 1e9)), 1, fair);
+  while (peer_bytes / static_cast<double>(used) > max_part && used * 2 <= most)
     used *= 2;
   return used;
 }
 
 int64_t p2p_channels_used(double bytes, int64_t ranks, int64_t channels) {
-  const double peer = bytes / static_cast<double>(std::max<int64_t>(ranks, 1));
-  return std::min(pool(channels), ranks * p2p_channels_per_peer(peer, ranks, channels));
+  const Protocol p = p2p_protocol(bytes, ranks, channels);
+  return std::min(pool(channels),
+                  ranks * p2p_channels_per_peer(p, peer_bytes_of(bytes, ranks), ranks, channels));
 }
 
 Protocol p2p_protocol(double bytes, int64_t ranks, int64_t channels) {
-  const double peer = bytes / static_cast<double>(std::max<int64_t>(ranks, 1));
-  const auto per_peer = static_cast<double>(p2p_channels_per_peer(peer, ranks, channels));
-  return peer <= per_peer * kLLChannelBytes ? Protocol::LL : Protocol::Simple;
+  const auto most = static_cast<double>(pool(channels));
+  return peer_bytes_of(bytes, ranks) <= most * kLLPeerChannelBytes ? Protocol::LL
+                                                                   : Protocol::Simple;
 }
 
 double p2p_transfer_scale(Protocol protocol, double bytes) {

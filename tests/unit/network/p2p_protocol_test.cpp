@@ -1,5 +1,6 @@
 // NCCL's point-to-point path (network/p2p_protocol.h): its channel and protocol rules worked by
-// hand from NCCL's (24 ring channels: a pool of 32), and an all-to-all priced on it.
+// hand from NCCL 2.27's (24 ring channels: a pool of 32), an all-to-all priced on it, and one on
+// a mesh, which stays on the collective protocols.
 #include "network/p2p_protocol.h"
 
 #include <gtest/gtest.h>
@@ -13,32 +14,44 @@ namespace {
 
 constexpr double kKiB = 1024, kMiB = 1024 * kKiB;
 
-TEST(P2pProtocol, EachPeerTakesOneChannelPer64KiBUpToItsShareOfThePool) {
+TEST(P2pProtocol, SimpleTakesOneChannelPer64KiBUpToEachPeersShareOfThePool) {
   // 8 ranks share 32 channels: 4 each. 8 KiB: 1; 128 KiB: 2; 64 MiB: 4 (16 MiB each, not more).
-  EXPECT_EQ(p2p_channels_per_peer(8 * kKiB, 8, 24), 1);
-  EXPECT_EQ(p2p_channels_per_peer(128 * kKiB, 8, 24), 2);
-  EXPECT_EQ(p2p_channels_per_peer(64 * kMiB, 8, 24), 4);
-  // Past 16 MiB a channel, twice as many: 128 MiB on 4 -> 8 (16 MiB each).
-  EXPECT_EQ(p2p_channels_per_peer(128 * kMiB, 8, 24), 8);
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::Simple, 8 * kKiB, 8, 24), 1);
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::Simple, 128 * kKiB, 8, 24), 2);
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::Simple, 64 * kMiB, 8, 24), 4);
+  // Past 16 MiB (32 steps of 512 KiB) a channel, twice as many: 128 MiB on 4 -> 8.
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::Simple, 128 * kMiB, 8, 24), 8);
   // 2 ranks: 16 each; 1 GiB -> 32 MiB on 16 -> 32 channels, the whole pool.
-  EXPECT_EQ(p2p_channels_per_peer(256 * kMiB, 2, 24), 16);
-  EXPECT_EQ(p2p_channels_per_peer(1024 * kMiB, 2, 24), 32);
-  EXPECT_EQ(p2p_channels_per_peer(0, 8, 24), 1);
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::Simple, 256 * kMiB, 2, 24), 16);
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::Simple, 1024 * kMiB, 2, 24), 32);
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::Simple, 0, 8, 24), 1);
+}
+
+TEST(P2pProtocol, LLTakesOneChannelPer8KiB) {
+  // LL's step is 64 KiB, its smallest part an eighth: 8 KiB. 8 ranks: 8 KiB -> 1, 16 KiB -> 2,
+  // 512 KiB -> 4 (the share; 128 KiB each, under 32 steps, so never doubled). 2 ranks: 16.
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::LL, 8 * kKiB, 8, 24), 1);
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::LL, 16 * kKiB, 8, 24), 2);
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::LL, 512 * kKiB, 8, 24), 4);
+  EXPECT_EQ(p2p_channels_per_peer(Protocol::LL, 512 * kKiB, 2, 24), 16);
 }
 
 TEST(P2pProtocol, AnAllToAllOccupiesEveryPeersChannelsUpToThePool) {
-  EXPECT_EQ(p2p_channels_used(64 * kKiB, 8, 24), 8);         // 8 peers x 1
-  EXPECT_EQ(p2p_channels_used(512 * kMiB, 8, 24), 32);       // 8 x 4
-  EXPECT_EQ(p2p_channels_used(2 * 1024 * kMiB, 2, 24), 32);  // 2 x 32, capped
+  EXPECT_EQ(p2p_channels_used(64 * kKiB, 8, 24), 8);         // LL, 8 KiB a peer: 8 peers x 1
+  EXPECT_EQ(p2p_channels_used(512 * kMiB, 8, 24), 32);       // Simple: 8 x 4
+  EXPECT_EQ(p2p_channels_used(2 * 1024 * kMiB, 2, 24), 32);  // Simple: 2 x 32, capped
 }
 
-TEST(P2pProtocol, LLUpTo16KiBAChannelSimpleAboveNeverLL128) {
-  // 64 KiB on 8 ranks: 8 KiB a peer on 1 channel: LL. On 4: 16 KiB: LL. On 2: 32 KiB: Simple.
-  EXPECT_EQ(p2p_protocol(64 * kKiB, 8, 24), Protocol::LL);
-  EXPECT_EQ(p2p_protocol(64 * kKiB, 4, 24), Protocol::LL);
-  EXPECT_EQ(p2p_protocol(64 * kKiB, 2, 24), Protocol::Simple);
-  // 1 MiB on 8: 128 KiB a peer on 2 channels, more than 2 x 16 KiB: Simple.
-  EXPECT_EQ(p2p_protocol(1 * kMiB, 8, 24), Protocol::Simple);
+TEST(P2pProtocol, LLUpTo16KiBTimesThePerPeerMostSimpleAboveNeverLL128) {
+  // A pool of 32: LL up to 512 KiB a peer. 8 ranks: 4 MiB is LL, 8 MiB Simple; 2 ranks: 1 MiB
+  // is LL, 2 MiB Simple.
+  EXPECT_EQ(p2p_protocol(4 * kMiB, 8, 24), Protocol::LL);
+  EXPECT_EQ(p2p_protocol(8 * kMiB, 8, 24), Protocol::Simple);
+  EXPECT_EQ(p2p_protocol(1 * kMiB, 2, 24), Protocol::LL);
+  EXPECT_EQ(p2p_protocol(2 * kMiB, 2, 24), Protocol::Simple);
+  // 8 channels (a pool of 8): 128 KiB a peer. 8 ranks: 1 MiB is LL, 2 MiB Simple.
+  EXPECT_EQ(p2p_protocol(1 * kMiB, 8, 8), Protocol::LL);
+  EXPECT_EQ(p2p_protocol(2 * kMiB, 8, 8), Protocol::Simple);
 }
 
 TEST(P2pProtocol, SimpleRampsToItsOwnSize) {
@@ -68,6 +81,21 @@ TEST(P2pProtocol, AllToAllIsPricedOnThePointToPointPath) {
   EXPECT_EQ(small.channels, 8);
   EXPECT_NEAR(small.time.seconds(), (10 * 6.6 / 8.4 + 0.6 / 3.4) * 1e-6 + 0.875 * 4096 / 38e9,
               1e-11);
+}
+
+TEST(P2pProtocol, AMeshAllToAllKeepsTheCollectiveProtocols) {
+  // The same 8 GPUs on a mesh (a 100 GB/s link per pair, as on an xGMI mesh): each pair's own
+  // link carries S / 8. 1 GiB: Simple at the collective latency (x1, not kP2pSimpleLatency) and its
+  // ramp R_Simple, 10 + 1 us + S / 8 / 100 GB/s x (1 + (R_Simple / S)^kRampExponent).
+  Dimension d = testing::dimension("xgmi", DimensionKind::Mesh, 8, 100);
+  d.latency = Time::from_us(1);
+  d.base_latency = Time::from_us(10);
+  const Topology t({d});
+  const testing::Model m(t, {{0, 1, 2, 3, 4, 5, 6, 7}}, 8);
+  const double s = 1024 * kMiB;
+  const CollectiveCost c = m.model.cost(CollectiveKind::AllToAll, static_cast<Bytes>(s));
+  EXPECT_EQ(c.protocol, Protocol::Simple);
+  EXPECT_NEAR(c.time.seconds(), 11e-6 + s / 8 / 100e9 * transfer_scale(Protocol::Simple, s), 1e-11);
 }
 
 }  // namespace
