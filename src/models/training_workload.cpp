@@ -1,9 +1,11 @@
 #include "models/training_workload.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 
 #include "models/model_counts.h"
@@ -16,6 +18,19 @@ constexpr int64_t kGradientBytes = 4;  // fp32 gradients (Megatron's main_grad),
 
 std::string str(int64_t n) {
   return std::to_string(n);
+}
+
+// The parts as one string, allocated once (a chain of + allocates at each step that outgrows
+// the string: a record's name is built for every plan a search evaluates).
+std::string joined(std::initializer_list<std::string_view> parts) {
+  size_t size = 0;
+  for (const std::string_view part : parts)
+    size += part.size();
+  std::string out;
+  out.reserve(size);
+  for (const std::string_view part : parts)
+    out += part;
+  return out;
 }
 
 // Refuses a plan Megatron-LM would not run, naming the flag.
@@ -364,7 +379,7 @@ class Generator {
   // Each layer's shared pass row reduce-scatters its gradients after its weight gradient.
   void gradient_scatter(Program& program, int32_t set, bool moe, const std::string& name) {
     per_parameter_group(moe, [&](const std::string& what, CommGroup group, double params) {
-      Layer& g = record(program, name + " " + what + " gradient scatter", set);
+      Layer& g = record(program, joined({name, " ", what, " gradient scatter"}), set);
       g.weight_grad.comm = comm(CollectiveKind::ReduceScatter, group, params * kGradientBytes);
     });
   }
@@ -390,7 +405,8 @@ class Generator {
   void parameter_gather(Program& program, int32_t set, bool moe, const std::string& name,
                         bool backward) {
     per_parameter_group(moe, [&](const std::string& what, CommGroup group, double params) {
-      Layer& g = record(program, name + " " + what + (backward ? " re-gather" : " gather"), set);
+      Layer& g =
+          record(program, joined({name, " ", what, backward ? " re-gather" : " gather"}), set);
       if (backward) {
         g.input_grad.comm = comm(CollectiveKind::AllGather, group, params * weight_bytes());
       } else {
@@ -693,7 +709,7 @@ class Generator {
       const auto reduction = [&](const std::string& what, CommGroup group, double params,
                                  int64_t replicas) {
         if (replicas <= 1 || params <= 0) return;
-        Layer& g = record(program, what + " gradient reduction" + stage, set);
+        Layer& g = record(program, joined({what, " gradient reduction", stage}), set);
         g.weight_grad.comm =
             comm(sharded_ ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, group,
                  params * kGradientBytes);
