@@ -559,14 +559,11 @@ class Generator {
     const int64_t up = spec_.activation == Activation::Swiglu ? 2 * f : f;
     const Linear fc1 = linear(tokens_, h, up);
     const Linear fc2 = linear(tokens_, f, h);
-    Layer* m = nullptr;
-    if (sp) {
-      residual_and_norm(program, set, name + " attention residual, MLP norm", true);
-      m = &record(program, name + " MLP", set);
-      reserve_kernels(*m, 4, 3, 2);  // the norm, the GEMM, the activation and an FP8 cast
-    } else {
-      m = &record(program, name + " MLP", set);
-      reserve_kernels(*m, 4, 3, 2);
+    if (sp) residual_and_norm(program, set, name + " attention residual, MLP norm", true);
+    Layer* m = &record(program, name + " MLP", set);
+    // The norm (without sequence parallelism), the GEMM, the activation and an FP8 cast.
+    reserve_kernels(*m, 4, 3, 2);
+    if (!sp) {
       m->forward.kernels.push_back(norm(tokens_));
       m->input_grad.kernels.push_back(norm(tokens_, 1.5));
     }
