@@ -1,9 +1,11 @@
 #include "models/training_workload.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 
 #include "models/model_counts.h"
@@ -16,6 +18,19 @@ constexpr int64_t kGradientBytes = 4;  // fp32 gradients (Megatron's main_grad),
 
 std::string str(int64_t n) {
   return std::to_string(n);
+}
+
+// The parts as one string, allocated once (a chain of + allocates at each step that outgrows
+// the string: a record's name is built for every plan a search evaluates).
+std::string joined(std::initializer_list<std::string_view> parts) {
+  size_t size = 0;
+  for (const std::string_view part : parts)
+    size += part.size();
+  std::string out;
+  out.reserve(size);
+  for (const std::string_view part : parts)
+    out += part;
+  return out;
 }
 
 // Refuses a plan Megatron-LM would not run, naming the flag.
@@ -173,12 +188,25 @@ class Generator {
 
  private:
   // The stage set of the virtual stages `runs` selects, shared between equal sets (found by
-  // hash: a program has a set per pipeline stage, each looked up by its stage's rows).
-  int32_t set_of(const std::vector<bool>& runs) {
+  // hash: a program has a set per pipeline stage, each looked up by its stage's rows). A new set
+  // is moved into the program, never copied (copying a vector<bool> goes bit by bit).
+  int32_t set_of(std::vector<bool> runs) {
     if (std::all_of(runs.begin(), runs.end(), [](bool b) { return b; })) return -1;
-    const auto [it, added] = set_index_.try_emplace(runs, static_cast<int32_t>(sets_.size()));
-    if (added) sets_.push_back(runs);
-    return it->second;
+    const size_t hash = std::hash<std::vector<bool>>{}(runs);
+    const auto [first, last] = set_index_.equal_range(hash);
+    for (auto it = first; it != last; ++it)
+      if (sets_[static_cast<size_t>(it->second)] == runs) return it->second;
+    const auto index = static_cast<int32_t>(sets_.size());
+    set_index_.emplace(hash, index);
+    sets_.push_back(std::move(runs));
+    return index;
+  }
+
+  // The set of virtual stage `v` alone.
+  std::vector<bool> only(int64_t v) const {
+    std::vector<bool> runs(static_cast<size_t>(layout_.virtual_stages()), false);
+    runs[static_cast<size_t>(v)] = true;
+    return runs;
   }
 
   Layer& record(Program& program, std::string name, int32_t set) {
@@ -194,26 +222,23 @@ class Generator {
     Program& program = w.program;
     const size_t begin = program.layers.size();
     const int64_t vs = layout_.virtual_stages();
-    std::vector<bool> only(static_cast<size_t>(vs), false);
-    only[0] = true;
-    if (p_.terms.end_stages) embedding(program, set_of(only));
+    if (p_.terms.end_stages) embedding(program, set_of(only(0)));
     const int64_t slots = *std::max_element(layout_.layers.begin(), layout_.layers.end());
     for (int64_t k = 0; k < slots; ++k) {
-      std::vector<bool> dense(static_cast<size_t>(vs), false), moe = dense;
+      // The virtual stages whose slot k is a dense layer, and those where it is a MoE layer.
+      std::vector<bool> dense(static_cast<size_t>(vs), false), moe(static_cast<size_t>(vs), false);
       for (int64_t v = 0; v < vs; ++v) {
         if (k >= layout_.layers[static_cast<size_t>(v)]) continue;
         const int64_t layer = layout_.first[static_cast<size_t>(v)] + k;
         (spec_.is_moe_layer(layer) ? moe : dense)[static_cast<size_t>(v)] = true;
       }
       for (const bool is_moe : {false, true}) {
-        const auto& runs = is_moe ? moe : dense;
+        auto& runs = is_moe ? moe : dense;
         if (std::none_of(runs.begin(), runs.end(), [](bool b) { return b; })) continue;
-        transformer_layer(w, set_of(runs), is_moe, "layer " + str(k + 1));
+        transformer_layer(w, set_of(std::move(runs)), is_moe, "layer " + str(k + 1));
       }
     }
-    std::fill(only.begin(), only.end(), false);
-    only.back() = true;
-    if (p_.terms.end_stages) lm_head(program, set_of(only));
+    if (p_.terms.end_stages) lm_head(program, set_of(only(vs - 1)));
     if (!p_.terms.elementwise)  // only the GEMMs and the attention kernels remain
       for (size_t i = begin; i < program.layers.size(); ++i)
         for (Phase* phase : {&program.layers[i].forward, &program.layers[i].input_grad,
@@ -264,6 +289,13 @@ class Generator {
       l.casts[2].push_back(streaming(KernelClass::Copy, 2 * values(in)));
     }
     return l;
+  }
+  // Room for the most kernels each phase of `layer` will list, so that a list built step by step
+  // is allocated once (a search generates a program for every plan, and these add up).
+  static void reserve_kernels(Layer& layer, size_t forward, size_t input_grad, size_t weight_grad) {
+    layer.forward.kernels.reserve(forward);
+    layer.input_grad.kernels.reserve(input_grad);
+    layer.weight_grad.kernels.reserve(weight_grad);
   }
   static void add_casts(Layer& layer, const Linear& l) {
     Phase* phases[3] = {&layer.forward, &layer.input_grad, &layer.weight_grad};
@@ -347,7 +379,7 @@ class Generator {
   // Each layer's shared pass row reduce-scatters its gradients after its weight gradient.
   void gradient_scatter(Program& program, int32_t set, bool moe, const std::string& name) {
     per_parameter_group(moe, [&](const std::string& what, CommGroup group, double params) {
-      Layer& g = record(program, name + " " + what + " gradient scatter", set);
+      Layer& g = record(program, joined({name, " ", what, " gradient scatter"}), set);
       g.weight_grad.comm = comm(CollectiveKind::ReduceScatter, group, params * kGradientBytes);
     });
   }
@@ -373,7 +405,8 @@ class Generator {
   void parameter_gather(Program& program, int32_t set, bool moe, const std::string& name,
                         bool backward) {
     per_parameter_group(moe, [&](const std::string& what, CommGroup group, double params) {
-      Layer& g = record(program, name + " " + what + (backward ? " re-gather" : " gather"), set);
+      Layer& g =
+          record(program, joined({name, " ", what, backward ? " re-gather" : " gather"}), set);
       if (backward) {
         g.input_grad.comm = comm(CollectiveKind::AllGather, group, params * weight_bytes());
       } else {
@@ -386,15 +419,15 @@ class Generator {
   // Bytes of one weight as the parameter all-gathers move it.
   double weight_bytes() const { return p_.fp8_param_gather ? 1.0 : vb_; }
 
-  // Core attention's kernels for one micro-batch on one tensor-parallel rank.
-  std::vector<ComputeDemand> core_attention(bool backward) const {
+  // Appends core attention's kernels for one micro-batch on one tensor-parallel rank to `out`.
+  void core_attention(bool backward, std::vector<ComputeDemand>& out) const {
     const int64_t heads = spec_.heads / t_, kv = spec_.kv_heads / t_;
     const int64_t qk = spec_.attention == AttentionKind::Mla ? spec_.head_dim + spec_.mla.rope_dim
                                                              : spec_.head_dim;
     const int64_t vd =
         spec_.attention == AttentionKind::Mla ? spec_.mla.v_head_dim : spec_.head_dim;
     const int64_t s = p_.seq, b = p_.micro_batch;
-    if (!p_.terms.attention) return {};
+    if (!p_.terms.attention) return;
     if (p_.flash_attention) {
       // Context parallelism (ring attention, load-balanced causal chunks): each rank computes
       // 1/cp of the work, in cp steps over key chunks of s / cp tokens.
@@ -404,22 +437,24 @@ class Generator {
         a.bytes /= p_.cp;
         a.gemm.m = a.gemm.n = s / p_.cp;
       }
-      return {a};
+      out.push_back(a);
+      return;
     }
     // Unfused (Megatron 2021-22): QK^T and PV as batched GEMMs over the full s x s scores, the
     // fused scale-mask-softmax and the attention dropout (a one-byte mask) over them.
     const double scores = static_cast<double>(b * heads * s) * static_cast<double>(s);
     if (!backward)
-      return {gemm(s, s, qk, DType::BF16, b * heads),
-              streaming(KernelClass::Softmax, scores * 2 * vb_, b * heads * s),
-              streaming(KernelClass::Elementwise, scores * (2 * vb_ + 1)),
-              gemm(s, vd, s, DType::BF16, b * heads)};
-    return {gemm(s, s, vd, DType::BF16, b * heads),  // d(probabilities) = dO V^T
-            gemm(s, vd, s, DType::BF16, b * heads),  // dV = P^T dO
-            streaming(KernelClass::Elementwise, scores * (2 * vb_ + 1)),
-            streaming(KernelClass::Softmax, scores * 3 * vb_, b * heads * s),
-            gemm(s, qk, s, DType::BF16, b * heads),   // dQ = dS K
-            gemm(s, qk, s, DType::BF16, b * heads)};  // dK = dS^T Q
+      out.insert(out.end(), {gemm(s, s, qk, DType::BF16, b * heads),
+                             streaming(KernelClass::Softmax, scores * 2 * vb_, b * heads * s),
+                             streaming(KernelClass::Elementwise, scores * (2 * vb_ + 1)),
+                             gemm(s, vd, s, DType::BF16, b * heads)});
+    else
+      out.insert(out.end(), {gemm(s, s, vd, DType::BF16, b * heads),  // d(probabilities) = dO V^T
+                             gemm(s, vd, s, DType::BF16, b * heads),  // dV = P^T dO
+                             streaming(KernelClass::Elementwise, scores * (2 * vb_ + 1)),
+                             streaming(KernelClass::Softmax, scores * 3 * vb_, b * heads * s),
+                             gemm(s, qk, s, DType::BF16, b * heads),    // dQ = dS K
+                             gemm(s, qk, s, DType::BF16, b * heads)});  // dK = dS^T Q
   }
 
   // The query/key/value projections' output width on one tensor-parallel rank.
@@ -448,7 +483,11 @@ class Generator {
       a->input_grad.kernels.push_back(norm(sp_tokens_, 1.5));
       a->forward.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
       a = &record(program, name + " attention", set);
-    } else {
+    }
+    // The norm, the projection, RoPE, a cast and up to four core attention kernels forward; the
+    // norm, the projection, a cast and up to 4 + 6 core attention kernels (selective recompute).
+    reserve_kernels(*a, 8, 13, 2);
+    if (!sp) {
       a->forward.kernels.push_back(norm(tokens_));
       a->input_grad.kernels.push_back(norm(tokens_, 1.5));
     }
@@ -473,13 +512,9 @@ class Generator {
       a->input_grad.comm =
           comm(CollectiveKind::ReduceScatter, CommGroup::Context, kv * static_cast<double>(p_.cp));
     }
-    for (const ComputeDemand& k : core_attention(false))
-      a->forward.kernels.push_back(k);
-    if (p_.recompute == RecomputeMode::Selective)
-      for (const ComputeDemand& k : core_attention(false))
-        a->input_grad.kernels.push_back(k);
-    for (const ComputeDemand& k : core_attention(true))
-      a->input_grad.kernels.push_back(k);
+    core_attention(false, a->forward.kernels);
+    if (p_.recompute == RecomputeMode::Selective) core_attention(false, a->input_grad.kernels);
+    core_attention(true, a->input_grad.kernels);
 
     block_output(program, set, name + " attention output", out);
   }
@@ -491,6 +526,7 @@ class Generator {
   void block_output(Program& program, int32_t set, const std::string& name, const Linear& l) {
     const bool sp = p_.sequence_parallel && t_ > 1;
     Layer& o = record(program, name, set);
+    reserve_kernels(o, 3, 3, 2);  // the GEMM, an FP8 cast and the residual
     o.forward.kernels.push_back(l.forward);
     o.input_grad.kernels.push_back(l.input_grad);
     o.weight_grad.kernels.push_back(l.weight_grad);
@@ -523,12 +559,11 @@ class Generator {
     const int64_t up = spec_.activation == Activation::Swiglu ? 2 * f : f;
     const Linear fc1 = linear(tokens_, h, up);
     const Linear fc2 = linear(tokens_, f, h);
-    Layer* m = nullptr;
-    if (sp) {
-      residual_and_norm(program, set, name + " attention residual, MLP norm", true);
-      m = &record(program, name + " MLP", set);
-    } else {
-      m = &record(program, name + " MLP", set);
+    if (sp) residual_and_norm(program, set, name + " attention residual, MLP norm", true);
+    Layer* m = &record(program, name + " MLP", set);
+    // The norm (without sequence parallelism), the GEMM, the activation and an FP8 cast.
+    reserve_kernels(*m, 4, 3, 2);
+    if (!sp) {
       m->forward.kernels.push_back(norm(tokens_));
       m->input_grad.kernels.push_back(norm(tokens_, 1.5));
     }
@@ -634,7 +669,6 @@ class Generator {
   // Iteration-level rows of each stage: gradient reduction (dense and expert parameters),
   // the optimizer, and the distributed optimizer's parameter all-gather.
   void iteration_rows(Program& program) {
-    const int64_t vs = layout_.virtual_stages();
     // A layer's parameters depend only on whether it is a MoE layer: each kind is counted once.
     std::optional<ParameterCount> per_kind[2];
     for (int64_t s = 0; s < p_.pp; ++s) {
@@ -666,14 +700,13 @@ class Generator {
       const double reduced_dense = per_layer ? dense : dense + layers_dense;
       const double reduced_expert = per_layer ? 0 : expert;
       dense += layers_dense;
-      std::vector<bool> only(static_cast<size_t>(vs), false);
-      only[static_cast<size_t>(s)] = true;  // chunk 0 of stage s: the row runs on stage s
-      const int32_t set = p_.pp > 1 ? set_of(only) : -1;
+      // Chunk 0 of stage s (virtual stage s): the row runs on stage s.
+      const int32_t set = p_.pp > 1 ? set_of(only(s)) : -1;
       const std::string stage = p_.pp > 1 ? " (stage " + str(s) + ")" : "";
       const auto reduction = [&](const std::string& what, CommGroup group, double params,
                                  int64_t replicas) {
         if (replicas <= 1 || params <= 0) return;
-        Layer& g = record(program, what + " gradient reduction" + stage, set);
+        Layer& g = record(program, joined({what, " gradient reduction", stage}), set);
         g.weight_grad.comm =
             comm(sharded_ ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, group,
                  params * kGradientBytes);
@@ -805,7 +838,7 @@ class Generator {
   bool sharded_ = false;  // the optimizer (distributed, ZeRO >= 1) shards over DP x CP
   double vb_ = 2, y_ = 0;
   std::vector<std::vector<bool>> sets_;
-  std::unordered_map<std::vector<bool>, int32_t> set_index_;  // each set's index in sets_
+  std::unordered_multimap<size_t, int32_t> set_index_;  // a set's hash -> its index in sets_
 };
 
 }  // namespace

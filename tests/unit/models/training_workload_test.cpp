@@ -90,6 +90,47 @@ TEST(TrainingWorkload, EmbeddingAndHeadRunOnTheEndStages) {
   EXPECT_TRUE(t.workload.stage_boundary_gathered);
 }
 
+// GPT-3 175B on PP 4, VPP 3 (12 virtual stages of 8 layers) / every layer slot runs on every
+// virtual stage (no set); the embedding runs on virtual stage 0 only, the LM head on 11 only, and
+// stage s's iteration-level rows on virtual stage s only (chunk 0 of stage s). So the program has
+// exactly five stage sets, {0} shared by the embedding and stage 0's rows, each distinct.
+TEST(TrainingWorkload, EqualStageSetsAreSharedAndDistinctOnesKeptApart) {
+  const ModelSpec gpt3 = load_model("gpt3-175b");
+  ParallelPlan pl = plan(8, 4, 8);
+  pl.vpp = 3;
+  const TrainingWorkload t = generate_training_workload(gpt3, pl);
+  const Program& p = t.workload.program;
+  ASSERT_EQ(p.stage_sets.size(), 5u);
+  for (size_t a = 0; a < p.stage_sets.size(); ++a)
+    for (size_t b = a + 1; b < p.stage_sets.size(); ++b)
+      EXPECT_NE(p.stage_sets[a], p.stage_sets[b]);
+  const auto virtual_stages = [&](const Layer& l) {
+    std::vector<int64_t> runs;
+    for (int64_t v = 0; v < 12; ++v)
+      if (p.runs_on(l, v)) runs.push_back(v);
+    return runs;
+  };
+  for (size_t i = 0; i < p.micro_batches[0].end; ++i) {
+    const Layer& l = p.layers[i];
+    if (l.name == "embedding")
+      EXPECT_EQ(virtual_stages(l), std::vector<int64_t>{0});
+    else if (l.name == "final norm" || l.name == "LM head and loss")
+      EXPECT_EQ(virtual_stages(l), std::vector<int64_t>{11});
+    else
+      EXPECT_EQ(l.stage_set, -1) << l.name;
+  }
+  for (int64_t s = 0; s < 4; ++s) {
+    const std::string suffix = " (stage " + std::to_string(s) + ")";
+    int rows = 0;
+    for (size_t i = p.after.begin; i < p.after.end; ++i)
+      if (p.layers[i].name.ends_with(suffix)) {
+        ++rows;
+        EXPECT_EQ(virtual_stages(p.layers[i]), std::vector<int64_t>{s}) << p.layers[i].name;
+      }
+    EXPECT_GT(rows, 0) << suffix;
+  }
+}
+
 // Full recompute / every layer is a recompute span ending in its own trigger record, because
 // Megatron re-runs each layer's whole forward (its collectives too) before its backward.
 TEST(TrainingWorkload, FullRecomputeReRunsEveryLayer) {
