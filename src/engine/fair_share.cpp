@@ -40,6 +40,11 @@ void FairShare::set_tags(uint32_t tags) {
 
 FairShare::ActivityId FairShare::start(std::span<const ResourceId> path, double amount, Time now,
                                        uint32_t tag) {
+  return add(path, amount, now, tag, true);
+}
+
+FairShare::ActivityId FairShare::add(std::span<const ResourceId> path, double amount, Time now,
+                                     uint32_t tag, bool mark_dirty) {
   ActivityId id;
   if (!free_.empty()) {
     id = free_.back();
@@ -72,7 +77,7 @@ FairShare::ActivityId FairShare::start(std::span<const ResourceId> path, double 
     const ResourceId l = f.path[k];
     f.slot[k] = static_cast<uint32_t>(on_resource_[l].size());
     on_resource_[l].push_back(id);
-    dirty_.push_back(l);
+    if (mark_dirty) dirty_.push_back(l);
   }
   return id;
 }
@@ -81,12 +86,16 @@ void FairShare::start_batch(std::span<const ResourceId> links, std::span<const u
                             std::span<const double> amounts, Time now, uint32_t tag,
                             std::vector<ActivityId>& ids) {
   const size_t first = ids.size();
+  const auto path = [&](size_t i) {
+    return links.subspan(path_begin[i], path_begin[i + 1] - path_begin[i]);
+  };
   bool alike = amounts.size() > 1 && amounts[0] > 0;
-  for (size_t i = 0; i < amounts.size(); ++i) {
-    const auto path = links.subspan(path_begin[i], path_begin[i + 1] - path_begin[i]);
-    ids.push_back(start(path, amounts[i], now, tag));
-    alike = alike && amounts[i] == amounts[0] && !path.empty();
-  }
+  for (size_t i = 0; i < amounts.size(); ++i)
+    alike = alike && amounts[i] == amounts[0] && !path(i).empty();
+  // A batch's members are solved by solve_batch, which marks the resources of those it cannot
+  // solve together dirty then.
+  for (size_t i = 0; i < amounts.size(); ++i)
+    ids.push_back(add(path(i), amounts[i], now, tag, !alike));
   if (!alike) return;
   uint32_t b;
   if (!free_batches_.empty()) {
@@ -118,7 +127,7 @@ void FairShare::leave_batch(ActivityId id) {
   if (members.empty()) release_batch(b);
 }
 
-void FairShare::flush_resource(ResourceId l, Time now) {
+inline void FairShare::flush_resource(ResourceId l, Time now) {
   const Time dt = now - updated_on_[l];
   if (dt > Time::zero() && rate_on_[l] > 0) {
     usage_[l].amount += rate_on_[l] * dt.seconds();
@@ -271,7 +280,8 @@ void FairShare::solve_batch(uint32_t b, Time now) {
   for (const ActivityId id : members) {
     const double x = isolated_rate(id);
     if (x < 0 || (rate >= 0 && x != rate)) {
-      activities_[id].batch = kNoBatch;  // solved one by one, from its resources in dirty_
+      activities_[id].batch = kNoBatch;  // solved one by one, from its resources
+      dirty_.insert(dirty_.end(), activities_[id].path.begin(), activities_[id].path.end());
     } else {
       rate = x;
       members[kept++] = id;
@@ -322,7 +332,7 @@ void FairShare::solve_idle(ResourceId l, Time now) {
 }
 
 // The rate through `l` once its residual capacity is known: usage, peak and recorded history.
-void FairShare::settle(ResourceId l, Time now) {
+inline void FairShare::settle(ResourceId l, Time now) {
   rate_on_[l] = std::max(0.0, capacity_[l] - residual_[l]);
   usage_[l].peak = std::max(usage_[l].peak, rate_on_[l] / capacity_[l]);
   if (recorded_[l]) note_rate(l, now);

@@ -80,7 +80,8 @@ class FairShare {
   // Earliest completion among activities in flight (Time::max() if none), after re-solving the
   // rates of components whose activities changed.
   Time next_completion() {
-    return dirty_.empty() && completions_.empty() ? Time::max() : solve_and_peek();
+    return dirty_.empty() && pending_batches_.empty() && completions_.empty() ? Time::max()
+                                                                              : solve_and_peek();
   }
 
   // Ends every activity that completes at `now` (the value next_completion() returned) and
@@ -128,6 +129,9 @@ class FairShare {
   static constexpr uint32_t kNoBatch = ~uint32_t{0};
   static constexpr uint32_t kBatchKey = uint32_t{1} << 31;
 
+  // start(), marking the path's resources for re-solving unless `mark_dirty` is false (a batch's).
+  ActivityId add(std::span<const ResourceId> path, double amount, Time now, uint32_t tag,
+                 bool mark_dirty);
   Time solve_and_peek();
   bool valid(std::pair<uint32_t, uint32_t> key) const;
   void solve_dirty(Time now);

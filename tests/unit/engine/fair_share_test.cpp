@@ -174,6 +174,24 @@ TEST(FairShareBatch, MembersSharingALinkShareItFairly) {
   EXPECT_DOUBLE_EQ(net.usage(1).peak, 0.25);
 }
 
+TEST(FairShareBatch, TwoBatchesStartedOnOneLinkAtOnceShareIt) {
+  // Batches {0}, {1} and {0}, {2} of 1 GB each on 1 GB/s links, both at 0, before any solve: the
+  // members on link 0 (ids 0 and 2) leave their batches and share it at 0.5 GB/s, done at 2 s;
+  // ids 1 and 3 are alone at 1 GB/s, done at 1 s.
+  FairShare net({1e9, 1e9, 1e9});
+  start_batch(net, {{0}, {1}}, {1e9, 1e9}, Time::zero());
+  start_batch(net, {{0}, {2}}, {1e9, 1e9}, Time::zero());
+  std::vector<FairShare::ActivityId> done;
+  EXPECT_EQ(net.next_completion(), ms(1000));
+  net.complete(ms(1000), done);
+  EXPECT_EQ(done, (std::vector<FairShare::ActivityId>{1, 3}));
+  done.clear();
+  EXPECT_EQ(net.next_completion(), ms(2000));
+  net.complete(ms(2000), done);
+  EXPECT_EQ(done, (std::vector<FairShare::ActivityId>{0, 2}));
+  EXPECT_EQ(net.next_completion(), Time::max());
+}
+
 TEST(FairShareBatch, MembersOfUnequalRatesEndApart) {
   // 1 GB on a 1 GB/s link and 1 GB on a 2 GB/s link: 1 s and 0.5 s.
   FairShare net({1e9, 2e9});
