@@ -563,13 +563,12 @@ class Generator {
     Layer* m = &record(program, name + " MLP", set);
     // The norm (without sequence parallelism), the GEMM, the activation and an FP8 cast.
     reserve_kernels(*m, 4, 3, 2);
-    if (!sp) {
-      m->forward.kernels.push_back(norm(tokens_));
-      m->input_grad.kernels.push_back(norm(tokens_, 1.5));
-    }
+    if (!sp) m->forward.kernels.push_back(norm(tokens_));
     m->forward.kernels.push_back(fc1.forward);
     m->forward.kernels.push_back(activation(f, false));
-    m->input_grad.kernels = {activation(f, true), fc1.input_grad};
+    m->input_grad.kernels.push_back(activation(f, true));
+    m->input_grad.kernels.push_back(fc1.input_grad);
+    if (!sp) m->input_grad.kernels.push_back(norm(tokens_, 1.5));
     if (t_ > 1)
       m->input_grad.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
                                 CommGroup::Tensor, y_);

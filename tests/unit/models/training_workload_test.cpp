@@ -295,6 +295,29 @@ TEST(TrainingWorkload, WithoutElementwiseKeepsBothAttentionPasses) {
   EXPECT_DOUBLE_EQ(backward, 2.5 * expected);
 }
 
+// GPT-3 1.3B (h 2048, LayerNorm, bf16), 2048 tokens / each layer's two norms read and write
+// N h values forward, 2 x 2 x 2048 x 2048 x 2 = 33,554,432 bytes, and 1.5x that backward, with and
+// without sequence parallelism (N = 2048 / t with it), because both norms run a backward pass
+// (without sequence parallelism the MLP's once lost its own).
+TEST(TrainingWorkload, BothNormsOfALayerRunBackward) {
+  const ModelSpec m = load_model("gpt3-1.3b");
+  for (const bool sp : {false, true}) {
+    ParallelPlan p = plan(sp ? 2 : 1, 1, 1);
+    p.sequence_parallel = sp;
+    const TrainingWorkload t = generate_training_workload(m, p);
+    double forward = 0, backward = 0;
+    for (const Layer* l : layer_records(t.workload, 1))
+      for (const ComputeDemand& k : l->forward.kernels)
+        if (k.kind == KernelClass::LayerNorm) forward += static_cast<double>(k.bytes);
+    for (const Layer* l : layer_records(t.workload, 1))
+      for (const ComputeDemand& k : l->input_grad.kernels)
+        if (k.kind == KernelClass::LayerNorm) backward += static_cast<double>(k.bytes);
+    const double expected = 33554432.0 / (sp ? 2 : 1);
+    EXPECT_DOUBLE_EQ(forward, expected) << "sequence parallel " << sp;
+    EXPECT_DOUBLE_EQ(backward, 1.5 * expected) << "sequence parallel " << sp;
+  }
+}
+
 // Mixtral 8x7B with EP 8, TP 1 / a MoE layer dispatches and combines its routed tokens over the
 // expert group: four all-to-alls of N k h values per layer (two forward, two backward).
 TEST(TrainingWorkload, MoeLayersExchangeTokensOverTheExpertGroup) {
