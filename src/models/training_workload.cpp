@@ -561,8 +561,9 @@ class Generator {
     const Linear fc2 = linear(tokens_, f, h);
     if (sp) residual_and_norm(program, set, name + " attention residual, MLP norm", true);
     Layer* m = &record(program, name + " MLP", set);
-    // The norm (without sequence parallelism), the GEMM, the activation and an FP8 cast.
-    reserve_kernels(*m, 4, 3, 2);
+    // The norm (forward and backward, without sequence parallelism), the GEMM, the activation and
+    // an FP8 cast.
+    reserve_kernels(*m, 4, 4, 2);
     if (!sp) m->forward.kernels.push_back(norm(tokens_));
     m->forward.kernels.push_back(fc1.forward);
     m->forward.kernels.push_back(activation(f, false));
