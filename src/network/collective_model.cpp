@@ -309,9 +309,10 @@ std::optional<CollectiveCost> CollectiveModel::price(Algorithm a, CollectiveKind
   const auto s = static_cast<double>(bytes);
   if (point_to_point(a, kind)) {
     // NCCL's point-to-point path sets the protocol and the channels by its own rules.
-    const Protocol p = p2p_protocol(s, shape_.ranks, max_channels(a));
+    const int64_t channels = max_channels(a);
+    const Protocol p = p2p_protocol(s, shape_.ranks, channels);
     return CollectiveCost{time_with(a, kind, s, p), a, p,
-                          p2p_channels_used(s, shape_.ranks, max_channels(a))};
+                          p2p_channels_used(p, s, shape_.ranks, channels)};
   }
   std::optional<CollectiveCost> best;
   for (const Protocol p : all_protocols()) {

@@ -36,10 +36,10 @@ int64_t p2p_channels_per_peer(Protocol protocol, double peer_bytes, int64_t rank
   return used;
 }
 
-int64_t p2p_channels_used(double bytes, int64_t ranks, int64_t channels) {
-  const Protocol p = p2p_protocol(bytes, ranks, channels);
-  return std::min(pool(channels),
-                  ranks * p2p_channels_per_peer(p, peer_bytes_of(bytes, ranks), ranks, channels));
+int64_t p2p_channels_used(Protocol protocol, double bytes, int64_t ranks, int64_t channels) {
+  return std::min(
+      pool(channels),
+      ranks * p2p_channels_per_peer(protocol, peer_bytes_of(bytes, ranks), ranks, channels));
 }
 
 Protocol p2p_protocol(double bytes, int64_t ranks, int64_t channels) {

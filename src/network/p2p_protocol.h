@@ -33,8 +33,9 @@ constexpr double kP2pSimpleRampBytes = 7.0e6;
 int64_t p2p_channels_per_peer(Protocol protocol, double peer_bytes, int64_t ranks,
                               int64_t channels);
 
-// The channels an all-to-all of `bytes` per rank occupies: every peer's, up to the pool.
-int64_t p2p_channels_used(double bytes, int64_t ranks, int64_t channels);
+// The channels an all-to-all of `bytes` per rank occupies with `protocol` (p2p_protocol()):
+// every peer's, up to the pool.
+int64_t p2p_channels_used(Protocol protocol, double bytes, int64_t ranks, int64_t channels);
 
 // The one protocol an all-to-all of `bytes` per rank runs with.
 Protocol p2p_protocol(double bytes, int64_t ranks, int64_t channels);

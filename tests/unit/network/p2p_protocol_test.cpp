@@ -37,9 +37,10 @@ TEST(P2pProtocol, LLTakesOneChannelPer8KiB) {
 }
 
 TEST(P2pProtocol, AnAllToAllOccupiesEveryPeersChannelsUpToThePool) {
-  EXPECT_EQ(p2p_channels_used(64 * kKiB, 8, 24), 8);         // LL, 8 KiB a peer: 8 peers x 1
-  EXPECT_EQ(p2p_channels_used(512 * kMiB, 8, 24), 32);       // Simple: 8 x 4
-  EXPECT_EQ(p2p_channels_used(2 * 1024 * kMiB, 2, 24), 32);  // Simple: 2 x 32, capped
+  EXPECT_EQ(p2p_channels_used(Protocol::LL, 64 * kKiB, 8, 24), 8);  // LL, 8 KiB a peer: 8 peers x 1
+  EXPECT_EQ(p2p_channels_used(Protocol::Simple, 512 * kMiB, 8, 24), 32);  // Simple: 8 x 4
+  EXPECT_EQ(p2p_channels_used(Protocol::Simple, 2 * 1024 * kMiB, 2, 24),
+            32);  // Simple: 2 x 32, capped
 }
 
 TEST(P2pProtocol, LLUpTo16KiBTimesThePerPeerMostSimpleAboveNeverLL128) {
@@ -59,13 +60,18 @@ TEST(P2pProtocol, SimpleRampsToItsOwnSize) {
   EXPECT_DOUBLE_EQ(p2p_transfer_scale(Protocol::LL, 4096), transfer_scale(Protocol::LL, 4096));
 }
 
+// 8 GPUs joined by one dimension of `kind` at 100 GB/s, 1 us per step and 10 us base latency.
+Topology eight_gpus(const char* name, DimensionKind kind) {
+  Dimension d = testing::dimension(name, kind, 8, 100);
+  d.latency = Time::from_us(1);
+  d.base_latency = Time::from_us(10);
+  return Topology({d});
+}
+
 TEST(P2pProtocol, AllToAllIsPricedOnThePointToPointPath) {
   // 8 GPUs on a 100 GB/s switch, 1 us per Simple step, 10 us base, no GPU memory (no own-shard
   // copy). 64 MiB: Simple, kP2pSimpleLatency x (10 + 1) us + 7/8 x S / 100 GB/s x the p2p ramp.
-  Dimension d = testing::dimension("nvlink", DimensionKind::Switch, 8, 100);
-  d.latency = Time::from_us(1);
-  d.base_latency = Time::from_us(10);
-  const Topology t({d});
+  const Topology t = eight_gpus("nvlink", DimensionKind::Switch);
   const testing::Model m(t, {{0, 1, 2, 3, 4, 5, 6, 7}}, 8);
   const double s = 64 * kMiB;
   const CollectiveCost large = m.model.cost(CollectiveKind::AllToAll, static_cast<Bytes>(s));
@@ -87,10 +93,7 @@ TEST(P2pProtocol, AMeshAllToAllKeepsTheCollectiveProtocols) {
   // The same 8 GPUs on a mesh (a 100 GB/s link per pair, as on an xGMI mesh): each pair's own
   // link carries S / 8. 1 GiB: Simple at the collective latency (x1, not kP2pSimpleLatency) and its
   // ramp R_Simple, 10 + 1 us + S / 8 / 100 GB/s x (1 + (R_Simple / S)^kRampExponent).
-  Dimension d = testing::dimension("xgmi", DimensionKind::Mesh, 8, 100);
-  d.latency = Time::from_us(1);
-  d.base_latency = Time::from_us(10);
-  const Topology t({d});
+  const Topology t = eight_gpus("xgmi", DimensionKind::Mesh);
   const testing::Model m(t, {{0, 1, 2, 3, 4, 5, 6, 7}}, 8);
   const double s = 1024 * kMiB;
   const CollectiveCost c = m.model.cost(CollectiveKind::AllToAll, static_cast<Bytes>(s));
