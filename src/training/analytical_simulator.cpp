@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "training/iteration_plan.h"
 
@@ -142,31 +143,23 @@ std::vector<size_t> pass_stage_sets(const IterationPlan& plan) {
   return sets;
 }
 
-// The iteration-level rows each of `stages` stages runs, in file order. Each row's stage set is
-// read once, bit by bit, rather than every row tried on every stage (pp x rows x vpp lookups,
-// where a generated program has a few rows per stage).
+// The iteration-level rows each of `stages` stages runs, in file order. The stages of each stage
+// set are found once, with the first row that has it, rather than every row tried on every stage
+// (a generated program has many rows and a set per stage).
 std::vector<std::vector<size_t>> rows_by_stage(const IterationPlan& plan, int64_t stages) {
   std::vector<std::vector<size_t>> rows(static_cast<size_t>(stages));
-  std::vector<std::vector<size_t>> stages_of(plan.stage_sets.size());  // of each set, when read
+  // The stages of each set, and last those of a row with no set (every stage).
+  std::vector<std::optional<std::vector<size_t>>> stages_of(plan.stage_sets.size() + 1);
   for (const size_t i : plan.iteration_layers) {
     const int32_t set = plan.layers[i].stage_set;
-    if (set < 0) {
-      for (auto& stage_rows : rows)
-        stage_rows.push_back(i);
-      continue;
+    std::optional<std::vector<size_t>>& on =
+        stages_of[set < 0 ? plan.stage_sets.size() : static_cast<size_t>(set)];
+    if (!on) {
+      on.emplace();
+      for (int64_t s = 0; s < stages; ++s)
+        if (plan.runs_row(i, s)) on->push_back(static_cast<size_t>(s));
     }
-    std::vector<size_t>& on = stages_of[static_cast<size_t>(set)];
-    if (on.empty()) {
-      const std::vector<bool>& bits = plan.stage_sets[static_cast<size_t>(set)];
-      std::vector<bool> seen(static_cast<size_t>(stages), false);
-      for (size_t v = 0; v < bits.size(); ++v) {
-        const size_t stage = v % static_cast<size_t>(plan.parallelism.pp);  // v = chunk pp + stage
-        if (!bits[v] || seen[stage]) continue;
-        seen[stage] = true;
-        on.push_back(stage);
-      }
-    }
-    for (const size_t stage : on)
+    for (const size_t stage : *on)
       rows[stage].push_back(i);
   }
   return rows;
