@@ -204,6 +204,7 @@ Cluster parse_cluster_yaml(std::string_view text, const std::string& source) {
     const Device d = parse_device_yaml(device, "preset " + c.gpu);
     c.network.set_gpu_memory(d.memory_bandwidth);
     c.gpu_compute_units = d.compute_units;
+    c.gpu_contention_overhead = d.contention_overhead;
   }
 
   if (const YAML::Node p = root["placement"]) {

@@ -22,7 +22,8 @@ struct Cluster {
   // The accelerator itself where the cluster's file describes it (a Calculon system): it prices
   // compute in place of the device preset `gpu` would name.
   std::optional<Device> device;
-  int64_t gpu_compute_units = 0;  // its SMs when a device preset knows it, else 0
+  int64_t gpu_compute_units = 0;       // its SMs when a device preset knows it, else 0
+  double gpu_contention_overhead = 0;  // its Device::contention_overhead, likewise
 
   // Other preset names it answers to, e.g. "dgx-h100" for hgx-h100.
   std::vector<std::string> aliases;

@@ -63,6 +63,10 @@ struct Device {
   // The backward pass, the same way (its FLOPs count 2.5 times the forward's).
   double attention_backward_efficiency = 1;
   int64_t attention_backward_half_sequence = 0;
+  // Beside a collective that holds c of the U compute units, compute runs (1 + this) U / (U - c)
+  // times slower (training/sm_contention.h): what GEMM kernels sized for every unit lose on top
+  // of the units held. 0: only the held units count.
+  double contention_overhead = 0;
 
   // Board power (W): the rated maximum (TDP; 0 when not known) and idle (negative when not known).
   double tdp_watts = 0;

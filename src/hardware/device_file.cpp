@@ -102,7 +102,7 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
     f.only_keys(e,
                 {"matrix", "matrix_by_type", "sustained_matrix", "vector", "memory",
                  "kernel_overhead", "attention", "attention_half_sequence", "attention_backward",
-                 "attention_backward_half_sequence"},
+                 "attention_backward_half_sequence", "contention_overhead"},
                 "efficiency");
     if (e["matrix"]) d.matrix_efficiency = f.fraction(e["matrix"]);
     if (const YAML::Node by_type = e["matrix_by_type"]) {
@@ -127,6 +127,7 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
         e["attention_backward_half_sequence"]
             ? f.integer(e["attention_backward_half_sequence"], 0, 1 << 24)
             : d.attention_half_sequence;
+    if (e["contention_overhead"]) d.contention_overhead = f.fraction(e["contention_overhead"]);
   }
   if (const YAML::Node p = root["power"]) {
     f.only_keys(p, {"tdp_watts", "idle_watts"}, "power");

@@ -292,7 +292,9 @@ void plan_layers(IterationPlan& plan, const Program& program, const SimulationOp
     // SM contention: the input-gradient collective runs beside the weight-gradient compute.
     if (const auto& c = planned.input_grad.comm; c && options.overlap) {
       Time& w = planned.weight_grad.compute;
-      w += std::min(c->cost, w).scaled(sm_contention_share(c->channels, plan.compute_units));
+      w += std::min(c->cost, w)
+               .scaled(
+                   sm_contention_share(c->channels, plan.compute_units, plan.contention_overhead));
     }
     if (iteration_level(i)) plan.iteration_layers.push_back(i);
   }
@@ -413,6 +415,7 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
     throw InputError(header, "expected parallel degrees that fit together: " + error);
   plan.overlap = options.overlap;
   plan.compute_units = options.sm_contention ? cluster.gpu_compute_units : 0;
+  plan.contention_overhead = cluster.gpu_contention_overhead;
 
   plan.schedule = options.schedule;
   // The passes the program lists are what runs (the reader warns where ga says otherwise).

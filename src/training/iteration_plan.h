@@ -81,8 +81,10 @@ struct IterationPlan {
   bool overlap = true;
   // The GPU's compute units (0: unknown). A collective that runs beside compute occupies
   // `channels` of them, so the compute it overlaps slows: over an overlap of duration o it loses
-  // o x channels / units of progress, added to its time (docs/event-mode.md, SM contention).
+  // o x sm_contention_share(channels, compute_units, contention_overhead) of progress, added to
+  // its time (docs/event-mode.md, SM contention).
   int64_t compute_units = 0;
+  double contention_overhead = 0;
 
   std::vector<PlannedLayer> layers;  // aligned with Program::layers
   // passes[k][chunk]: the layer indices of a distinct pass's model chunk, in forward order;

@@ -2,20 +2,21 @@
 //
 // NCCL runs a collective as one thread block per channel, each holding an SM (compute unit) for
 // the collective's whole duration, so the kernels beside it run on the U - c units left of the U
-// the device has. Over an overlap of duration o they make o (U - c) / U of progress: the compute
-// ends later by
-//   o * share,   share = c / U          (0 when the channels or the units are unknown; at most 1)
-// that is, it runs U / (U - c) times slower while the two overlap.
+// the device has, and kernels sized for all U units (cuBLAS's persistent GEMMs on Hopper) lose a
+// further share f (the device's `contention_overhead`) once any unit is taken. While the two
+// overlap the compute runs
+//   (1 + f) U / (U - c)
+// times slower, so over an overlap of duration o it ends later by
+//   o * share,   share = 1 - (U - c) / ((1 + f) U) = (c / U + f) / (1 + f)
+// (0 when the channels or the units are unknown; c at most U). f = 0 gives share = c / U.
 //
 // Scope and limitations: the units are interchangeable and the collective's memory traffic costs
-// the compute nothing. Measured on H200s (tests/data/h200_sm_contention.csv and
-// h200_sm_contention_few.csv, docs/references/h200-kernels.md), BF16 GEMMs beside a kernel
-// holding 1 to 66 of the 132 SMs ran 1.06 to 2.2 times slower; U / (U - c) falls short of that by
-// 13 % on average, and by 13-14 % at 8 to 32 SMs, NCCL's usual channel counts. cuBLAS runs these
-// GEMMs as persistent kernels sized for every SM (66 two-SM clusters), so one held SM already
-// costs 7-32 %; re-pricing the GEMMs on U - c units (wave quantization) closes little of the gap,
-// and streaming memory from the held SMs added 2 % on average. This model is optimistic by that
-// much for compute beside collectives.
+// the compute nothing. f was fitted (least squares in log slowdown) on BF16 GEMMs measured on
+// H200s beside a kernel holding 1 to 66 of the 132 SMs (tests/data/h200_sm_contention.csv and
+// h200_sm_contention_few.csv, docs/references/h200-kernels.md): f = 0.155, mean error 0, mean
+// absolute 7.8 %, where f = 0 was 13 % short on average. Measured slowdowns rise in steps with
+// the units held (cuBLAS's cluster launch); one constant follows their mean, not their steps.
+// Streaming memory from the held SMs added 2 % on average and is not modelled.
 #pragma once
 
 #include <algorithm>
@@ -23,9 +24,12 @@
 
 namespace orrery {
 
-inline double sm_contention_share(int64_t channels, int64_t compute_units) {
+inline double sm_contention_share(int64_t channels, int64_t compute_units,
+                                  double contention_overhead = 0) {
   if (channels <= 0 || compute_units <= 0) return 0;
-  return std::min(1.0, static_cast<double>(channels) / static_cast<double>(compute_units));
+  const double held =
+      std::min(1.0, static_cast<double>(channels) / static_cast<double>(compute_units));
+  return (held + contention_overhead) / (1 + contention_overhead);
 }
 
 }  // namespace orrery

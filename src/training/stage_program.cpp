@@ -112,7 +112,8 @@ class StageBuilder {
   void issue_async(CommGroup group, Time cost, const Communication& comm, Algorithm algorithm,
                    int64_t channels) {
     issue(group, cost, comm, algorithm);
-    if (const double share = sm_contention_share(channels, plan_.compute_units);
+    if (const double share =
+            sm_contention_share(channels, plan_.compute_units, plan_.contention_overhead);
         plan_.overlap && share > 0) {
       overlap_left_ += cost;
       contention_share_ = std::max(contention_share_, share);
