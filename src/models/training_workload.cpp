@@ -714,9 +714,12 @@ class Generator {
       reduction("dense", CommGroup::Data, reduced_dense, p_.dp * p_.cp);
       reduction("expert", CommGroup::ExpertData, reduced_expert, p_.dp / p_.ep * p_.cp);
       if (p_.terms.tail_collectives) tail_collectives(program, s, set, stage, replicated);
-      // Adam over the local shard: read the fp32 gradient, read and write the fp32 master weight,
-      // momentum and variance, write the bf16 weight (30 bytes), the gradient-norm read (4); then
-      // zero the whole fp32 gradient buffer (4 per local parameter).
+      // The optimizer step over the local shard, in bytes per parameter: the gradient-norm read
+      // (4); with fp16, the loss scaler's unscale-and-check pass over the fp32 gradients (read and
+      // write, 8); Adam reading the fp32 gradient, master weight, momentum and variance and
+      // writing the last three (28); the compute copy refreshed from the master weight (read 4,
+      // write the weight's bytes). Then the whole fp32 gradient buffer is zeroed (4 per local
+      // parameter).
       // The distributed optimizer shards over the data-parallel group, DP x CP.
       const double dense_shard = sharded_ ? dense / static_cast<double>(p_.dp * p_.cp) : dense;
       const double expert_shard =
@@ -724,8 +727,11 @@ class Generator {
                    : expert;
       if (p_.terms.optimizer) {
         Layer& o = record(program, "optimizer" + stage, set);
-        o.forward.kernels = {streaming(KernelClass::Elementwise, 34 * (dense_shard + expert_shard)),
-                             streaming(KernelClass::Copy, 4 * (dense + expert))};
+        const double unscale = p_.dtype == DType::FP16 ? 8 : 0;
+        const double per_parameter = 4 + unscale + 28 + 4 + weight_bytes();
+        o.forward.kernels = {
+            streaming(KernelClass::Elementwise, per_parameter * (dense_shard + expert_shard)),
+            streaming(KernelClass::Copy, 4 * (dense + expert))};
       }
       // After the step (Megatron's train_step), the last stage averages the iteration's loss
       // over the data-parallel (x context) group: the summed loss and its token count, two fp32

@@ -21,8 +21,8 @@ namespace {
 // MAPE ceilings (%), each today's MAPE (docs/validation.md) plus under half a point. Every row of
 // both tables is a check: no constant was fitted on them. Known bias: every Selene row is predicted
 // too fast, and the NeMo rows with TP 1 by 11-16 %.
-constexpr double kSeleneMapeCeiling = 7.3;  // today 6.9 %; the goal is 5 %
-constexpr double kNemoMapeCeiling = 7.3;    // today 6.9 %; the goal, 10 %, is met
+constexpr double kSeleneMapeCeiling = 6.8;  // today 6.4 %; the goal is 5 %
+constexpr double kNemoMapeCeiling = 7.6;    // today 7.2 %; the goal, 10 %, is met
 
 double predicted_seconds(const std::string& args) {
   const CliRun r = orrery("simulate " + args + " --json");
@@ -52,6 +52,41 @@ TEST(TrainingValidation, MegatronSeleneTable5) {
   const double mape = 100 * abs_sum / static_cast<double>(table.size());
   std::printf("MAPE %.2f %%\n", mape);
   EXPECT_LE(mape, kSeleneMapeCeiling);
+}
+
+// One layer of the 22B model, Korthikanti et al.'s Table 4 (tests/data/megatron_selene_table4.csv):
+// the iteration of the 48-layer preset less that of a 24-layer copy
+// (tests/data/megatron_22b_24_layers.yaml), over 24, with the optimizer left out (its step grows
+// with the layers; Table 4 times the forward and backward passes only) / each configuration's
+// layer within 4.5 % of the measured one and the mean error within 4 %, and what recompute and
+// sequence parallelism add to a layer within 0.5 ms of what they added on Selene, because the
+// layer's GEMMs, attention, element-wise kernels and tensor-parallel collectives are priced from
+// kernel- and collective-level data alone. Today every layer is 1.6-3.5 % fast.
+TEST(TrainingValidation, MegatronLayerTimesTable4) {
+  const auto table = test_data::rows("megatron_selene_table4.csv");
+  ASSERT_EQ(table.size(), 5u);
+  const std::string half =
+      std::string(ORRERY_SOURCE_DIR) + "/tests/data/megatron_22b_24_layers.yaml";
+  std::vector<double> predicted, measured;
+  double abs_sum = 0;
+  for (const auto& c : table) {
+    const std::string plan = " --cluster dgx-a100 --gpus 8 --tp 8 --gbs 4 --mbs 4 --recompute " +
+                             c[0] + (c[1] == "yes" ? " --sequence-parallel" : "") +
+                             " --attention unfused --dtype fp16 --p2p blocking --without optimizer";
+    const double layer_ms = 1e3 / 24 *
+                            (predicted_seconds("--model megatron-22b" + plan) -
+                             predicted_seconds("--model " + half + plan));
+    const double error = layer_ms / std::stod(c[4]) - 1;
+    std::printf("| %s | %s | %.1f | %.2f | %+.1f %% |\n", c[0].c_str(), c[1].c_str(),
+                std::stod(c[4]), layer_ms, 100 * error);
+    EXPECT_LT(std::fabs(error), 0.045) << c[0] << " sp " << c[1];
+    abs_sum += std::fabs(error);
+    predicted.push_back(layer_ms);
+    measured.push_back(std::stod(c[4]));
+  }
+  EXPECT_LT(abs_sum / 5, 0.04);
+  for (size_t i = 1; i < 5; ++i)  // rows 1-4 against row 0, the layer without either
+    EXPECT_NEAR(predicted[i] - predicted[0], measured[i] - measured[0], 0.5) << "row " << i;
 }
 
 // NeMo 24.07 as its recipes run: FP8 with the weights gathered in fp8 (fp8_param_gather, set by
