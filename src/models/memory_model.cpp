@@ -30,9 +30,8 @@ struct LayerMemory {
 double layer_shard_parameters(const ModelSpec& spec, const ParallelPlan& plan, int64_t layer) {
   const ParameterCount c = layer_parameter_count(spec, layer);
   const auto t = static_cast<double>(plan.tp);
-  return static_cast<double>(c.attention + c.mlp + c.shared_experts) / t +
-         static_cast<double>(c.routed_experts) / (t * static_cast<double>(plan.ep)) +
-         static_cast<double>(c.router + c.norms);
+  return tensor_rank_dense_parameters(c, plan.tp) +
+         static_cast<double>(c.routed_experts) / (t * static_cast<double>(plan.ep));
 }
 
 }  // namespace

@@ -5,9 +5,10 @@
 // Model state, mixed-precision Adam (Megatron): 2 bytes of weights, 4 of fp32 gradients and 12 of
 // optimizer state (fp32 master weights, momentum, variance) per parameter, 18 in all; the
 // distributed optimizer (ZeRO-1) divides the 12 by dp, ZeRO-2 the gradients too, ZeRO-3 the
-// weights too; --fp8-param-gather keeps the weights in 1 byte. A stage's parameters are its layers' (tensor-parallel layers divided by tp,
-// routed experts by ep x tp), plus the embedding on the first stage and the LM head on the last
-// (a copy of the embedding when they are tied and pp > 1), divided by tp (vocab-parallel).
+// weights too; --fp8-param-gather keeps the weights in 1 byte. A stage's parameters are its layers'
+// (tensor-parallel layers divided by tp, routed experts by ep x tp), plus the embedding on the
+// first stage and the LM head on the last (a copy of the embedding when they are tied and pp > 1),
+// divided by tp (vocab-parallel).
 //
 // Activations per layer and micro-batch (Korthikanti et al., "Reducing Activation Recomputation
 // in Large Transformer Models", for 2-byte values; s tokens per GPU = seq x mbs / cp, h hidden,

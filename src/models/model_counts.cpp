@@ -36,6 +36,17 @@ double attention_params(const ModelSpec& s) {
   return q + kv + linear(s, a * v, h);
 }
 
+// MLA's down-projections and their norms: every tensor rank holds them whole.
+double attention_duplicated_params(const ModelSpec& s) {
+  if (s.attention != AttentionKind::Mla) return 0;
+  const double h = static_cast<double>(s.hidden);
+  const double ql = static_cast<double>(s.mla.q_lora_rank);
+  const double kvl = static_cast<double>(s.mla.kv_lora_rank);
+  const double r = static_cast<double>(s.mla.rope_dim);
+  return (ql > 0 ? linear(s, h, ql) + norm_params(s, ql) : 0) + linear(s, h, kvl + r) +
+         norm_params(s, kvl);
+}
+
 // Weight-matrix elements one token multiplies in a layer's attention (no biases, no norms).
 double attention_matmul(const ModelSpec& s) {
   const double h = static_cast<double>(s.hidden), a = static_cast<double>(s.heads);
@@ -59,7 +70,7 @@ double attention_core_flops(const ModelSpec& s, double seq) {
 
 struct Counts {
   double embedding = 0, position = 0, attention = 0, mlp = 0, routed = 0, shared = 0, router = 0,
-         norms = 0, lm_head = 0, skipped = 0;
+         norms = 0, lm_head = 0, skipped = 0, duplicated = 0;
   double total() const {
     return embedding + position + attention + mlp + routed + shared + router + norms + lm_head;
   }
@@ -69,6 +80,7 @@ Counts layer_counts(const ModelSpec& s, int64_t layer) {
   Counts c;
   const double h = static_cast<double>(s.hidden);
   c.attention = attention_params(s);
+  c.duplicated = attention_duplicated_params(s);
   c.norms = 2 * norm_params(s, h);
   if (!s.is_moe_layer(layer)) {
     c.mlp = mlp_params(s, static_cast<double>(s.ffn_hidden));
@@ -89,6 +101,7 @@ Counts model_counts(const ModelSpec& s) {
   for (int64_t layer = 0; layer < s.layers; ++layer) {
     const Counts l = layer_counts(s, layer);
     c.attention += l.attention;
+    c.duplicated += l.duplicated;
     c.mlp += l.mlp;
     c.routed += l.routed;
     c.shared += l.shared;
@@ -115,6 +128,7 @@ ParameterCount to_parameter_count(const Counts& c) {
   p.shared_experts = i(c.shared);
   p.router = i(c.router);
   p.norms = i(c.norms);
+  p.tensor_duplicated = i(c.duplicated);
   p.lm_head = i(c.lm_head);
   p.active = p.total() - i(c.skipped);
   return p;
@@ -153,6 +167,13 @@ double model_flops_per_token(const ModelSpec& spec, int64_t seq) {
   }
   matmul += h * static_cast<double>(spec.vocab);  // LM head (tied or not)
   return 3 * (2 * matmul + core);
+}
+
+double tensor_rank_dense_parameters(const ParameterCount& c, int64_t tp) {
+  const auto whole = static_cast<double>(c.router + c.norms + c.tensor_duplicated);
+  return static_cast<double>(c.attention - c.tensor_duplicated + c.mlp + c.shared_experts) /
+             static_cast<double>(tp) +
+         whole;
 }
 
 }  // namespace orrery

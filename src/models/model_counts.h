@@ -19,7 +19,10 @@ struct ParameterCount {
   int64_t shared_experts = 0;  // the shared experts of every MoE layer
   int64_t router = 0;          // hidden x experts per MoE layer (no bias)
   int64_t norms = 0;           // two per layer and the final norm
-  int64_t lm_head = 0;         // hidden x vocab; 0 when tied to the embedding
+  // Of `attention`, what every tensor-parallel rank holds whole (Megatron-core builds them
+  // "duplicated"): MLA's down-projections and the norms of their outputs; 0 for MHA and GQA.
+  int64_t tensor_duplicated = 0;
+  int64_t lm_head = 0;  // hidden x vocab; 0 when tied to the embedding
 
   // Parameters one token goes through: all but the routed experts it is not sent to, the input
   // embedding included (as Mistral counts Mixtral 8x7B's 12.9B active parameters).
@@ -32,6 +35,11 @@ struct ParameterCount {
 };
 
 ParameterCount parameter_count(const ModelSpec& spec);
+
+// The parameters of `layer_count` (one layer's) that one rank of a tensor group of `tp` holds,
+// routed experts left out: the tensor-sharded projections and MLPs over tp, plus what every rank
+// holds whole (norms, router, tensor_duplicated).
+double tensor_rank_dense_parameters(const ParameterCount& layer_count, int64_t tp);
 
 // One transformer layer's parameters (0-based `layer`); embedding, position, lm_head and the final
 // norm are 0 here.

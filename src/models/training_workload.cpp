@@ -254,8 +254,9 @@ class Generator {
   double act_bytes(int64_t rows, int64_t width) const {
     return static_cast<double>(rows) * static_cast<double>(width) * vb_;
   }
-  ComputeDemand norm(int64_t rows, double factor = 1) const {
-    return streaming(KernelClass::LayerNorm, factor * 2 * act_bytes(rows, spec_.hidden), rows);
+  ComputeDemand norm(int64_t rows, double factor = 1, int64_t width = 0) const {
+    return streaming(KernelClass::LayerNorm,
+                     factor * 2 * act_bytes(rows, width > 0 ? width : spec_.hidden), rows);
   }
   // Bias, dropout and residual add over the layer's sequence-parallel shard: two reads, a write
   // and a one-byte mask (Megatron's fused kernel).
@@ -457,13 +458,8 @@ class Generator {
                              gemm(s, qk, s, DType::BF16, b * heads)});  // dK = dS^T Q
   }
 
-  // The query/key/value projections' output width on one tensor-parallel rank.
-  int64_t qkv_width() const {
-    if (spec_.attention == AttentionKind::Mla)
-      return spec_.heads * (spec_.head_dim + spec_.mla.rope_dim) / t_ +
-             spec_.heads * (spec_.head_dim + spec_.mla.v_head_dim) / t_;
-    return (spec_.heads + 2 * spec_.kv_heads) * spec_.head_dim / t_;
-  }
+  // The query/key/value projection's output width on one tensor-parallel rank (MHA, GQA).
+  int64_t qkv_width() const { return (spec_.heads + 2 * spec_.kv_heads) * spec_.head_dim / t_; }
   int64_t context_width() const {
     const int64_t vd =
         spec_.attention == AttentionKind::Mla ? spec_.mla.v_head_dim : spec_.head_dim;
@@ -471,11 +467,32 @@ class Generator {
   }
 
   void attention_block(Program& program, int32_t set, const std::string& name) {
+    const Linear out = linear(tokens_, context_width(), spec_.hidden);
+    Layer* a = spec_.attention == AttentionKind::Mla ? &mla_projections(program, set, name)
+                                                     : &qkv_projection(program, set, name);
+    if (p_.cp > 1) {
+      // Ring attention: the keys and values of every rank of the context group pass around it
+      // (an all-gather of 2 N g d / t values per rank), their gradients back (a reduce-scatter).
+      const double kv = 2 * act_bytes(tokens_, spec_.kv_heads * spec_.head_dim / t_);
+      a->forward.comm =
+          comm(CollectiveKind::AllGather, CommGroup::Context, kv * static_cast<double>(p_.cp));
+      a = &record(program, name + " core attention", set);
+      a->input_grad.comm =
+          comm(CollectiveKind::ReduceScatter, CommGroup::Context, kv * static_cast<double>(p_.cp));
+    }
+    core_attention(false, a->forward.kernels);
+    if (p_.recompute == RecomputeMode::Selective) core_attention(false, a->input_grad.kernels);
+    core_attention(true, a->input_grad.kernels);
+
+    block_output(program, set, name + " attention output", out);
+  }
+
+  // The norm and the query/key/value projection (column-parallel; with sequence parallelism the
+  // norm is its own record, the all-gather following it). Returns the projection's record, to
+  // which core attention is added.
+  Layer& qkv_projection(Program& program, int32_t set, const std::string& name) {
     const bool sp = p_.sequence_parallel && t_ > 1;
-    const int64_t h = spec_.hidden;
-    const Linear qkv = linear(tokens_, h, qkv_width());
-    const Linear out = linear(tokens_, context_width(), h);
-    // Norm (its own record with sequence parallelism: the all-gather follows it).
+    const Linear qkv = linear(tokens_, spec_.hidden, qkv_width());
     Layer* a = &record(program, name + " attention", set);
     if (sp) {
       a->name = name + " attention norm";
@@ -502,21 +519,68 @@ class Generator {
                                 CommGroup::Tensor, y_);
     a->weight_grad.kernels.push_back(qkv.weight_grad);
     add_casts(*a, qkv);
-    if (p_.cp > 1) {
-      // Ring attention: the keys and values of every rank of the context group pass around it
-      // (an all-gather of 2 N g d / t values per rank), their gradients back (a reduce-scatter).
-      const double kv = 2 * act_bytes(tokens_, spec_.kv_heads * spec_.head_dim / t_);
-      a->forward.comm =
-          comm(CollectiveKind::AllGather, CommGroup::Context, kv * static_cast<double>(p_.cp));
-      a = &record(program, name + " core attention", set);
-      a->input_grad.comm =
-          comm(CollectiveKind::ReduceScatter, CommGroup::Context, kv * static_cast<double>(p_.cp));
-    }
-    core_attention(false, a->forward.kernels);
-    if (p_.recompute == RecomputeMode::Selective) core_attention(false, a->input_grad.kernels);
-    core_attention(true, a->input_grad.kernels);
+    return *a;
+  }
 
-    block_output(program, set, name + " attention output", out);
+  // Multi-latent attention as Megatron-core runs it. The down-projections (queries to the rank
+  // q_l, keys and values to kv_l plus the shared RoPE key) are held whole on every tensor rank
+  // ("duplicated") and run on the rank's own tokens (its sequence shard with sequence
+  // parallelism), with the norm before them and the norms of their outputs; the compressed values
+  // are then all-gathered over the tensor group (with sequence parallelism) and projected up
+  // column-parallel, whose input gradient the group reduce-scatters (all-reduces without sequence
+  // parallelism): q_l + kv_l + r values per token instead of the hidden state's h. Without q_l the
+  // queries project from the gathered hidden state. Returns the up-projections' record.
+  Layer& mla_projections(Program& program, int32_t set, const std::string& name) {
+    const bool sp = p_.sequence_parallel && t_ > 1;
+    const MlaShape& m = spec_.mla;
+    const int64_t h = spec_.hidden, rows = sp ? sp_tokens_ : tokens_;
+    const int64_t ql = m.q_lora_rank, kv = m.kv_lora_rank + m.rope_dim;
+    const double gathered = act_bytes(tokens_, (ql > 0 ? ql : h) + kv);
+    const Linear kv_down = linear(rows, h, kv);
+    const Linear kv_up =
+        linear(tokens_, m.kv_lora_rank, spec_.heads * (spec_.head_dim + m.v_head_dim) / t_);
+    const int64_t q_width = spec_.heads * (spec_.head_dim + m.rope_dim) / t_;
+    const Linear q_up = linear(tokens_, ql > 0 ? ql : h, q_width);
+
+    Layer& d = record(program, name + " attention norm and down-projections", set);
+    reserve_kernels(d, 7, 5, 2);
+    d.forward.kernels.push_back(norm(rows));
+    d.forward.kernels.push_back(kv_down.forward);
+    d.forward.kernels.push_back(norm(rows, 1, m.kv_lora_rank));
+    d.input_grad.kernels.push_back(norm(rows, 1.5, m.kv_lora_rank));
+    d.input_grad.kernels.push_back(kv_down.input_grad);
+    d.weight_grad.kernels.push_back(kv_down.weight_grad);
+    add_casts(d, kv_down);
+    if (ql > 0) {
+      const Linear q_down = linear(rows, h, ql);
+      d.forward.kernels.push_back(q_down.forward);
+      d.forward.kernels.push_back(norm(rows, 1, ql));
+      d.input_grad.kernels.push_back(norm(rows, 1.5, ql));
+      d.input_grad.kernels.push_back(q_down.input_grad);
+      d.weight_grad.kernels.push_back(q_down.weight_grad);
+      add_casts(d, q_down);
+    }
+    d.input_grad.kernels.push_back(norm(rows, 1.5));
+    if (sp) d.forward.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, gathered);
+
+    Layer& a = record(program, name + " attention", set);
+    reserve_kernels(a, 9, 14, 2);
+    a.forward.kernels.push_back(q_up.forward);
+    a.forward.kernels.push_back(kv_up.forward);
+    if (spec_.position == Position::Rope)  // the queries' RoPE part and the shared RoPE key
+      a.forward.kernels.push_back(
+          streaming(KernelClass::Elementwise,
+                    2 * act_bytes(tokens_, spec_.heads * m.rope_dim / t_ + m.rope_dim)));
+    a.input_grad.kernels.push_back(kv_up.input_grad);
+    a.input_grad.kernels.push_back(q_up.input_grad);
+    if (t_ > 1)
+      a.input_grad.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+                               CommGroup::Tensor, gathered);
+    a.weight_grad.kernels.push_back(q_up.weight_grad);
+    a.weight_grad.kernels.push_back(kv_up.weight_grad);
+    add_casts(a, q_up);
+    add_casts(a, kv_up);
+    return a;
   }
 
   // A block's row-parallel output projection (attention's out-proj, the MLP's FC2): the GEMMs,
@@ -678,8 +742,7 @@ class Generator {
         std::optional<ParameterCount>& counted = per_kind[moe ? 1 : 0];
         if (!counted) counted = layer_parameter_count(spec_, l);
         const ParameterCount& c = *counted;
-        layers_dense += static_cast<double>(c.attention + c.mlp + c.shared_experts) / t_ +
-                        static_cast<double>(c.router + c.norms);
+        layers_dense += tensor_rank_dense_parameters(c, t_);
         expert += static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep);
         replicated += tensor_replicated(c, moe);
       }
@@ -757,14 +820,15 @@ class Generator {
   }
 
   // Parameters of a layer every tensor rank holds whole: the norms' weights (and LayerNorm's
-  // biases), the MoE router, and the biases of the row-parallel layers (the attention output
+  // biases), the MoE router, MLA's down-projections and their norms, and the biases of the
+  // row-parallel layers (the attention output
   // projection, the dense MLP's FC2 or the shared experts' FC2), which Megatron adds after the
   // tensor group's reduction.
   double tensor_replicated(const ParameterCount& c, bool moe) const {
     const bool row_bias_mlp = !moe || spec_.moe->shared_experts > 0;
     const double row_biases =
         spec_.bias ? static_cast<double>(spec_.hidden) * (row_bias_mlp ? 2 : 1) : 0;
-    return static_cast<double>(c.norms + c.router) + row_biases;
+    return static_cast<double>(c.norms + c.router + c.tensor_duplicated) + row_biases;
   }
 
   // What Megatron's finalize_model_grads and optimizer step all-reduce between the gradient

@@ -184,6 +184,12 @@ TEST(ModelCounts, FlopsOfMoeAndMlaLayersByHand) {
       "m.yaml");
   EXPECT_EQ(model_flops_per_token(mla, 10), 17'004.0);
   EXPECT_EQ(parameter_count(mla).attention, 446 + 6 + 5);
+  // Held whole on every tensor rank: the down-projections and their norms, 96 + 6 + 112 + 5; a
+  // rank of TP 2 holds the other attention parameters' half, (457 - 219) / 2 = 119, the MLP's
+  // half, 1,024, and the layer's two norms, 32.
+  const ParameterCount layer = layer_parameter_count(mla, 0);
+  EXPECT_EQ(layer.tensor_duplicated, 219);
+  EXPECT_DOUBLE_EQ(tensor_rank_dense_parameters(layer, 2), 219 + 119 + 1024 + 32);
 }
 
 TEST(ModelCounts, NemoThroughputTableIsOurFlopsTimesTokens) {

@@ -510,6 +510,51 @@ TEST(TrainingWorkload, SequenceParallelReplicatedGradientsAreAllReducedOverTheTe
       tail_rows(generate_training_workload(gpt3, without).workload, CommGroup::Tensor).empty());
 }
 
+// A one-layer MLA model (h 16, 2 heads of 4 + RoPE 2 for queries and keys, values 3, q_l 6,
+// kv_l 5; RMSNorm, no biases), 10 tokens, TP 2, core attention left out / with sequence
+// parallelism the down-projections (16 -> 6 and 16 -> 5 + 2) run on the rank's 5 tokens,
+// 2 x 5 x 16 x 13 = 2,080 FLOPs, and the up-projections (6 -> 2 x 6 / 2, 5 -> 2 x 7 / 2) on all 10,
+// 2 x 10 x (6 x 6 + 5 x 7) = 1,420; the tensor group gathers the compressed 6 + 5 + 2 values a
+// token forward (10 x 13 x 2 = 260 bytes) and reduce-scatters their gradients backward; the
+// replicated-gradient all-reduce carries the down-projections and their norms (96 + 6 + 112 + 5)
+// besides the layer's two norms and the final one (3 x 16), 267 fp32 values; without sequence
+// parallelism every rank runs the down-projections on all 10 tokens and all-reduces the
+// gradients, because Megatron-core holds the down-projections whole on every tensor rank.
+TEST(TrainingWorkload, MlaGathersTheCompressedValuesAndKeepsTheDownProjectionsWhole) {
+  const ModelSpec mla = parse_model_yaml(
+      "name: tiny-mla\nlayers: 1\nhidden: 16\nheads: 2\nhead_dim: 4\nvocab: 10\nseq: 10\n"
+      "norm: rmsnorm\nbias: false\nposition: rope\n"
+      "attention: {kind: mla, q_lora_rank: 6, kv_lora_rank: 5, rope_dim: 2, v_head_dim: 3}\n",
+      "m.yaml");
+  for (const bool sp : {true, false}) {
+    ParallelPlan p = plan(2, 1, 1);
+    p.seq = 10;
+    p.sequence_parallel = sp;
+    p.terms.attention = false;
+    const TrainingWorkload t = generate_training_workload(mla, p);
+    const std::vector<const Layer*> records = layer_records(t.workload, 1);
+    ASSERT_GE(records.size(), 2u);
+    const Layer& down = *records[0];
+    const Layer& up = *records[1];
+    EXPECT_EQ(down.name, "layer 1 attention norm and down-projections");
+    EXPECT_EQ(up.name, "layer 1 attention");
+    EXPECT_DOUBLE_EQ(flop(down.forward, KernelClass::Gemm), sp ? 2080 : 4160) << sp;
+    EXPECT_DOUBLE_EQ(flop(up.forward, KernelClass::Gemm), 1420) << sp;
+    ASSERT_TRUE(up.input_grad.comm);
+    EXPECT_EQ(up.input_grad.comm->kind,
+              sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce);
+    EXPECT_EQ(up.input_grad.comm->bytes, 260);
+    EXPECT_EQ(down.forward.comm.has_value(), sp);
+    if (sp) {
+      EXPECT_EQ(down.forward.comm->kind, CollectiveKind::AllGather);
+      EXPECT_EQ(down.forward.comm->bytes, 260);
+      const auto rows = tail_rows(t.workload, CommGroup::Tensor);
+      ASSERT_EQ(rows.size(), 1u);
+      EXPECT_EQ(rows[0].first->forward.comm->bytes, 267 * 4);
+    }
+  }
+}
+
 // The loss / the last stage averages the iteration's loss over the data-parallel replicas (and
 // context ranks): the summed loss and its token count, two fp32 values, 8 bytes, once per
 // iteration, after the Adam step (Megatron's train_step).
