@@ -389,9 +389,8 @@ class Generator {
     while (layer + 1 < spec_.layers && spec_.is_moe_layer(layer) != moe)
       ++layer;
     const ParameterCount c = layer_parameter_count(spec_, layer);
-    const double dense = static_cast<double>(c.attention + c.mlp + c.shared_experts) / t_ +
-                         static_cast<double>(c.router + c.norms);
-    return {dense, static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep)};
+    return {tensor_rank_dense_parameters(c, t_),
+            static_cast<double>(c.routed_experts) / static_cast<double>(t_ * p_.ep)};
   }
   // Calls add(what, group, parameters) with one layer's local dense parameters over the
   // data-parallel group and, where experts are replicated, its routed experts' over the
@@ -484,7 +483,13 @@ class Generator {
     if (p_.recompute == RecomputeMode::Selective) core_attention(false, a->input_grad.kernels);
     core_attention(true, a->input_grad.kernels);
 
-    block_output(program, set, name + " attention output", out);
+    // With sequence parallelism the output's backward re-gathers the block's first column-parallel
+    // GEMM's saved input: the hidden state, or MLA's compressed queries (its keys and values were
+    // gathered by hand and kept whole).
+    const int64_t regathered = spec_.attention == AttentionKind::Mla && spec_.mla.q_lora_rank > 0
+                                   ? spec_.mla.q_lora_rank
+                                   : spec_.hidden;
+    block_output(program, set, name + " attention output", out, act_bytes(tokens_, regathered));
   }
 
   // The norm and the query/key/value projection (column-parallel; with sequence parallelism the
@@ -526,16 +531,21 @@ class Generator {
   // q_l, keys and values to kv_l plus the shared RoPE key) are held whole on every tensor rank
   // ("duplicated") and run on the rank's own tokens (its sequence shard with sequence
   // parallelism), with the norm before them and the norms of their outputs; the compressed values
-  // are then all-gathered over the tensor group (with sequence parallelism) and projected up
-  // column-parallel, whose input gradient the group reduce-scatters (all-reduces without sequence
-  // parallelism): q_l + kv_l + r values per token instead of the hidden state's h. Without q_l the
-  // queries project from the gathered hidden state. Returns the up-projections' record.
+  // and the RoPE key are then all-gathered over the tensor group (with sequence parallelism) and
+  // projected up column-parallel, whose input gradient the group reduce-scatters: q_l + kv_l + r
+  // values per token instead of the hidden state's h (without sequence parallelism it all-reduces
+  // the up-projections' q_l + kv_l). The three tensors are priced as one collective. Without q_l
+  // the queries project from the gathered hidden state. Returns the up-projections' record.
   Layer& mla_projections(Program& program, int32_t set, const std::string& name) {
     const bool sp = p_.sequence_parallel && t_ > 1;
     const MlaShape& m = spec_.mla;
     const int64_t h = spec_.hidden, rows = sp ? sp_tokens_ : tokens_;
     const int64_t ql = m.q_lora_rank, kv = m.kv_lora_rank + m.rope_dim;
+    // Gathered with sequence parallelism: the compressed queries (or the hidden state), keys and
+    // values and the RoPE key; without it the up-projections' input gradients are all-reduced,
+    // which the RoPE key is not part of.
     const double gathered = act_bytes(tokens_, (ql > 0 ? ql : h) + kv);
+    const double reduced = sp ? gathered : act_bytes(tokens_, (ql > 0 ? ql : h) + m.kv_lora_rank);
     const Linear kv_down = linear(rows, h, kv);
     const Linear kv_up =
         linear(tokens_, m.kv_lora_rank, spec_.heads * (spec_.head_dim + m.v_head_dim) / t_);
@@ -575,7 +585,7 @@ class Generator {
     a.input_grad.kernels.push_back(q_up.input_grad);
     if (t_ > 1)
       a.input_grad.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
-                               CommGroup::Tensor, gathered);
+                               CommGroup::Tensor, reduced);
     a.weight_grad.kernels.push_back(q_up.weight_grad);
     a.weight_grad.kernels.push_back(kv_up.weight_grad);
     add_casts(a, q_up);
@@ -585,9 +595,10 @@ class Generator {
 
   // A block's row-parallel output projection (attention's out-proj, the MLP's FC2): the GEMMs,
   // the forward all-reduce (reduce-scatter with sequence parallelism, whose backward re-gathers
-  // the block's saved input for its first GEMM's weight gradient), and without sequence
-  // parallelism the block's bias-dropout-residual.
-  void block_output(Program& program, int32_t set, const std::string& name, const Linear& l) {
+  // the block's saved input for its first GEMM's weight gradient, `regathered` bytes), and without
+  // sequence parallelism the block's bias-dropout-residual.
+  void block_output(Program& program, int32_t set, const std::string& name, const Linear& l,
+                    double regathered) {
     const bool sp = p_.sequence_parallel && t_ > 1;
     Layer& o = record(program, name, set);
     reserve_kernels(o, 3, 3, 2);  // the GEMM, an FP8 cast and the residual
@@ -599,7 +610,7 @@ class Generator {
       o.forward.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
                             CommGroup::Tensor, y_);
     if (sp) {
-      o.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+      o.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, regathered);
     } else {
       o.forward.kernels.push_back(residual());
       o.input_grad.kernels.push_back(residual(1.5));
@@ -640,7 +651,7 @@ class Generator {
     m->weight_grad.kernels.push_back(fc1.weight_grad);
     add_casts(*m, fc1);
 
-    block_output(program, set, name + " MLP output", fc2);
+    block_output(program, set, name + " MLP output", fc2, y_);
     if (sp) {
       Layer& r = record(program, name + " MLP residual", set);
       r.forward.kernels.push_back(residual());

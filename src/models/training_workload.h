@@ -27,8 +27,9 @@
 // - data parallelism, per stage after the last backward: fp32 gradient reduce-scatter (distributed
 //   optimizer, ZeRO >= 1) or all-reduce in Megatron's buckets of max(40M, 1M x dp) parameters,
 //   issued as the last micro-batch's backward completes them; expert parameters over the
-//   expert-data-parallel group; Adam as a memory-bound pass (34 bytes per local parameter, plus
-//   zeroing the gradient buffer); the bf16 parameter all-gather of the distributed optimizer;
+//   expert-data-parallel group; the optimizer step as a memory-bound pass (38 bytes per local
+//   parameter in bf16, 46 in fp16 with its loss scaler's unscale pass, 37 with the weights kept
+//   in fp8; plus zeroing the gradient buffer); the distributed optimizer's parameter all-gather;
 // - between the gradient reduction and Adam (Megatron's finalize_model_grads and optimizer
 //   step): with sequence parallelism and t > 1 each stage all-reduces over the tensor group the
 //   fp32 gradients of the parameters every tensor rank holds whole (norms, MoE routers, the

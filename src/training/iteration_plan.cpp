@@ -292,9 +292,9 @@ void plan_layers(IterationPlan& plan, const Program& program, const SimulationOp
     // SM contention: the input-gradient collective runs beside the weight-gradient compute.
     if (const auto& c = planned.input_grad.comm; c && options.overlap) {
       Time& w = planned.weight_grad.compute;
-      w += std::min(c->cost, w)
-               .scaled(
-                   sm_contention_share(c->channels, plan.compute_units, plan.contention_overhead));
+      w += contention_delay(
+          w, c->cost,
+          sm_contention_share(c->channels, plan.compute_units, plan.contention_overhead));
     }
     if (iteration_level(i)) plan.iteration_layers.push_back(i);
   }

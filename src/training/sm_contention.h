@@ -6,9 +6,12 @@
 // further share f (the device's `contention_overhead`) once any unit is taken. While the two
 // overlap the compute runs
 //   (1 + f) U / (U - c)
-// times slower, so over an overlap of duration o it ends later by
-//   o * share,   share = 1 - (U - c) / ((1 + f) U) = (c / U + f) / (1 + f)
-// (0 when the channels or the units are unknown; c at most U). f = 0 gives share = c / U.
+// times slower: it progresses at 1 - share, share = 1 - (U - c) / ((1 + f) U) = (c / U + f) /
+// (1 + f) (0 when the channels or the units are unknown; c at most U; f = 0 gives c / U). Compute
+// of duration w beside a collective that runs for o from the same start ends later by
+//   min(o * share, w * share / (1 - share))
+// the first while the collective ends before the slowed compute, the second when it outlasts it
+// (the compute then takes w / (1 - share); all of o when share is 1).
 //
 // Scope and limitations: the units are interchangeable and the collective's memory traffic costs
 // the compute nothing. f was fitted (least squares in log slowdown) on BF16 GEMMs measured on
@@ -22,6 +25,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/time.h"
+
 namespace orrery {
 
 inline double sm_contention_share(int64_t channels, int64_t compute_units,
@@ -30,6 +35,14 @@ inline double sm_contention_share(int64_t channels, int64_t compute_units,
   const double held =
       std::min(1.0, static_cast<double>(channels) / static_cast<double>(compute_units));
   return (held + contention_overhead) / (1 + contention_overhead);
+}
+
+// How much later compute of duration `work` ends beside a collective running for `beside` from
+// the same start that takes `share` of its progress (above).
+inline Time contention_delay(Time work, Time beside, double share) {
+  if (share <= 0) return Time::zero();
+  if (share >= 1) return beside;
+  return std::min(beside.scaled(share), work.scaled(share / (1 - share)));
 }
 
 }  // namespace orrery

@@ -59,9 +59,8 @@ class StageBuilder {
   uint32_t compute(Time duration, int64_t receives = -1) {
     // SM contention: compute running beside an asynchronous collective loses the share of the
     // SMs the collective holds, for as long as they overlap (in program order).
-    const Time overlapped = std::min(overlap_left_, duration);
-    overlap_left_ -= overlapped;
-    const Time slowed = overlapped.scaled(contention_share_);
+    const Time slowed = contention_delay(duration, overlap_left_, contention_share_);
+    overlap_left_ -= std::min(overlap_left_, duration + slowed);
     if (overlap_left_ == Time::zero()) contention_share_ = 0;
     // Back-to-back compute with nothing issued or awaited in between is one task: the same
     // timeline with fewer tasks (nothing can depend on the first part alone).

@@ -74,6 +74,12 @@ TEST(Cluster, PresetsMatchTheirDatasheets) {
   EXPECT_DOUBLE_EQ(h100.network[0].link_bandwidth.in_gb_per_second(), 450);
   EXPECT_TRUE(h100.network[0].nvls);
   EXPECT_DOUBLE_EQ(h100.network[1].link_bandwidth.in_gb_per_second(), 50);  // 400 Gb/s NDR
+  // The device preset lends the simulators its SMs and its contention overhead (fitted on H200
+  // GEMMs beside held SMs, the H100 inheriting it; none measured for the A100).
+  EXPECT_EQ(h100.gpu_compute_units, 132);
+  EXPECT_DOUBLE_EQ(h100.gpu_contention_overhead, 0.155);
+  EXPECT_EQ(a100.gpu_compute_units, 108);
+  EXPECT_DOUBLE_EQ(a100.gpu_contention_overhead, 0);
   const Cluster tpu = load_cluster("tpu-v4");
   EXPECT_EQ(tpu.network.capacity(), 4096);                                 // 16 x 16 x 16
   EXPECT_DOUBLE_EQ(tpu.network[0].link_bandwidth.in_gb_per_second(), 50);  // 400 Gb/s ICI

@@ -515,11 +515,13 @@ TEST(TrainingWorkload, SequenceParallelReplicatedGradientsAreAllReducedOverTheTe
 // parallelism the down-projections (16 -> 6 and 16 -> 5 + 2) run on the rank's 5 tokens,
 // 2 x 5 x 16 x 13 = 2,080 FLOPs, and the up-projections (6 -> 2 x 6 / 2, 5 -> 2 x 7 / 2) on all 10,
 // 2 x 10 x (6 x 6 + 5 x 7) = 1,420; the tensor group gathers the compressed 6 + 5 + 2 values a
-// token forward (10 x 13 x 2 = 260 bytes) and reduce-scatters their gradients backward; the
+// token forward (10 x 13 x 2 = 260 bytes) and reduce-scatters their gradients backward, and the
+// output's backward re-gathers only the compressed queries (10 x 6 x 2 = 120); the
 // replicated-gradient all-reduce carries the down-projections and their norms (96 + 6 + 112 + 5)
 // besides the layer's two norms and the final one (3 x 16), 267 fp32 values; without sequence
-// parallelism every rank runs the down-projections on all 10 tokens and all-reduces the
-// gradients, because Megatron-core holds the down-projections whole on every tensor rank.
+// parallelism every rank runs the down-projections on all 10 tokens, all-reduces the
+// up-projections' input gradients (6 + 5 values, 220 bytes) and has no replicated gradients to
+// reduce, because Megatron-core holds the down-projections whole on every tensor rank.
 TEST(TrainingWorkload, MlaGathersTheCompressedValuesAndKeepsTheDownProjectionsWhole) {
   const ModelSpec mla = parse_model_yaml(
       "name: tiny-mla\nlayers: 1\nhidden: 16\nheads: 2\nhead_dim: 4\nvocab: 10\nseq: 10\n"
@@ -543,15 +545,74 @@ TEST(TrainingWorkload, MlaGathersTheCompressedValuesAndKeepsTheDownProjectionsWh
     ASSERT_TRUE(up.input_grad.comm);
     EXPECT_EQ(up.input_grad.comm->kind,
               sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce);
-    EXPECT_EQ(up.input_grad.comm->bytes, 260);
+    EXPECT_EQ(up.input_grad.comm->bytes, sp ? 260 : 220);
     EXPECT_EQ(down.forward.comm.has_value(), sp);
+    const auto rows = tail_rows(t.workload, CommGroup::Tensor);
     if (sp) {
       EXPECT_EQ(down.forward.comm->kind, CollectiveKind::AllGather);
       EXPECT_EQ(down.forward.comm->bytes, 260);
-      const auto rows = tail_rows(t.workload, CommGroup::Tensor);
+      ASSERT_GE(records.size(), 3u);
+      EXPECT_EQ(records[2]->name, "layer 1 attention output");
+      ASSERT_TRUE(records[2]->input_grad.comm);
+      EXPECT_EQ(records[2]->input_grad.comm->bytes, 120);
       ASSERT_EQ(rows.size(), 1u);
       EXPECT_EQ(rows[0].first->forward.comm->bytes, 267 * 4);
+    } else {
+      EXPECT_TRUE(rows.empty());
     }
+  }
+  // Without q_l the queries project from the hidden state, which is gathered with the compressed
+  // keys and values: 16 + 5 + 2 values a token, 10 x 23 x 2 = 460 bytes, and the down-projection
+  // is the keys' and values' alone, 2 x 5 x 16 x 7 = 1,120 FLOPs.
+  ParallelPlan p = plan(2, 1, 1);
+  p.seq = 10;
+  p.sequence_parallel = true;
+  p.terms.attention = false;
+  const TrainingWorkload direct = generate_training_workload(
+      parse_model_yaml("name: tiny-mla-direct\nlayers: 1\nhidden: 16\nheads: 2\nhead_dim: 4\n"
+                       "vocab: 10\nseq: 10\nnorm: rmsnorm\nbias: false\nposition: rope\n"
+                       "attention: {kind: mla, kv_lora_rank: 5, rope_dim: 2, v_head_dim: 3}\n",
+                       "d.yaml"),
+      p);
+  const std::vector<const Layer*> records = layer_records(direct.workload, 1);
+  ASSERT_GE(records.size(), 2u);
+  EXPECT_DOUBLE_EQ(flop(records[0]->forward, KernelClass::Gemm), 1120);
+  ASSERT_TRUE(records[0]->forward.comm);
+  EXPECT_EQ(records[0]->forward.comm->bytes, 460);
+}
+
+// Llama-2 7B in bf16, GPT-3 1.3B in fp16 and Llama-2 7B in FP8 with the weights kept in fp8, one
+// GPU (TP 1, PP 1, no data parallelism) / the optimizer step streams 38, 46 and 37 bytes per
+// parameter: the gradient-norm read (4), fp16's unscale pass (8), Adam (28), the compute copy
+// refreshed (read 4, write the weight's 2 or 1 bytes); then the fp32 gradient buffer is zeroed
+// (4 bytes per parameter), because that is what Megatron's optimizer step moves through memory.
+TEST(TrainingWorkload, OptimizerStepStreamsItsBytesPerParameter) {
+  struct Case {
+    const char* model;
+    DType dtype;
+    bool fp8_weights;
+    double bytes;
+  };
+  for (const Case& c :
+       {Case{"llama2-7b", DType::BF16, false, 38}, Case{"gpt3-1.3b", DType::FP16, false, 46},
+        Case{"llama2-7b", DType::FP8, true, 37}}) {
+    const ModelSpec m = load_model(c.model);
+    ParallelPlan p = plan(1, 1, 1);
+    p.dtype = c.dtype;
+    p.fp8_param_gather = c.fp8_weights;
+    p.distributed_optimizer = c.fp8_weights;  // fp8 weights need a sharded optimizer
+    const TrainingWorkload t = generate_training_workload(m, p);
+    const Layer* optimizer = nullptr;
+    for (const Layer& l : t.workload.program.layers)
+      if (l.name == "optimizer") optimizer = &l;
+    ASSERT_NE(optimizer, nullptr) << c.model;
+    ASSERT_EQ(optimizer->forward.kernels.size(), 2u);
+    const double params = static_cast<double>(parameter_count(m).total());
+    EXPECT_NEAR(static_cast<double>(optimizer->forward.kernels[0].bytes), c.bytes * params,
+                1e-6 * params)
+        << c.model;
+    EXPECT_NEAR(static_cast<double>(optimizer->forward.kernels[1].bytes), 4 * params, 1e-6 * params)
+        << c.model;
   }
 }
 

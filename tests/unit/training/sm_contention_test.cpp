@@ -29,6 +29,18 @@ TEST(SmContention, ShareIsTheHeldFractionOfTheUnitsPlusTheOverhead) {
   EXPECT_DOUBLE_EQ(sm_contention_share(33, 132, 0.25), 0.4);
 }
 
+// Compute of 10 us beside a collective of 4 us taking a quarter of its progress / 1 us later, the
+// collective's 4 us x 0.25, because it ends first; compute of 3 us beside one of 10 us / 1 us
+// later: the compute runs at 0.75 throughout and takes 4 us (3 x 0.25 / 0.75), not 3.75 us; a
+// share of 1 / the compute waits for the whole collective; no share / no delay.
+TEST(SmContention, DelayIsTheSlowedComputeOrTheCollectiveWhicheverEndsFirst) {
+  const auto us = [](int64_t v) { return Time::from_us(v); };
+  EXPECT_EQ(contention_delay(us(10), us(4), 0.25), us(1));
+  EXPECT_EQ(contention_delay(us(3), us(10), 0.25), us(1));
+  EXPECT_EQ(contention_delay(us(3), us(10), 1), us(10));
+  EXPECT_EQ(contention_delay(us(3), us(10), 0), Time::zero());
+}
+
 // Five BF16 GEMMs of transformer layers beside 1 to 66 held SMs, in two runs, the stand-in only
 // holding its SMs (spin) or also streaming memory (copy), every point counted (the two start-up
 // artefacts at 0.89 and 0.90 too), with the H200 preset's contention_overhead / the model's
