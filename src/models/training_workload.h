@@ -28,7 +28,9 @@
 //   optimizer, ZeRO >= 1) or all-reduce in Megatron's buckets of max(40M, 1M x dp) parameters,
 //   issued as the last micro-batch's backward completes them; expert parameters over the
 //   expert-data-parallel group; Adam as a memory-bound pass (34 bytes per local parameter, plus
-//   zeroing the gradient buffer); the bf16 parameter all-gather of the distributed optimizer;
+//   zeroing the gradient buffer); the bf16 parameter all-gather of the distributed optimizer,
+//   with --overlap-param-gather in the same buckets during the next iteration's first forward
+//   (Workload::param_gather_bucket_bytes);
 // - between the gradient reduction and Adam (Megatron's finalize_model_grads and optimizer
 //   step): with sequence parallelism and t > 1 each stage all-reduces over the tensor group the
 //   fp32 gradients of the parameters every tensor rank holds whole (norms, MoE routers, the
@@ -41,8 +43,8 @@
 // - context parallelism: each rank holds 1/cp of every sequence (balanced causal chunks), does
 //   1/cp of the attention, and exchanges keys and values around the context group (an all-gather
 //   forward, a reduce-scatter of their gradients backward); gradients reduce over DP x CP.
-// Not generated (docs/models.md, Scope and limitations): the parameter all-gather overlapped with
-// the next forward (overlap_param_gather), ZeRO-3's prefetch of the next layer's parameters.
+// Not generated (docs/models.md, Scope and limitations): ZeRO-3's prefetch of the next layer's
+// parameters.
 #pragma once
 
 #include <string>

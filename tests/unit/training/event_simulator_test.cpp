@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
+#include <tuple>
 
 #include "formats/workload_reader.h"
 #include "synthetic_workloads.h"
@@ -181,6 +183,49 @@ TEST(EventSimulator, GradientReductionOverlapNeverExposesMore) {
   EXPECT_LE(exposed, ms(8));
   EXPECT_LT(overlapped.iteration_time, blocking.iteration_time);
   expect_partitioned(overlapped);
+}
+
+// Megatron's overlap_param_gather on one stage of 4 layers (F = I = W = 1 ms), 2 micro-batches,
+// dp = 2 across servers (tp 8): the parameter all-gather row of S bytes costs
+// 1/2 x S / 25 GB/s. After the optimizer it is exposed whole: 2 x 4 x 3 ms + S's cost. Prefetched
+// in buckets of B bytes (each layer's share S / 4, its share of the weight-gradient compute), the
+// first bucket is issued as the forward starts and waited for; each next one is issued once the
+// one before is gathered and runs beside the forward of the layer before it.
+// - S = 200 MB, B = 50 MB: four 1 ms buckets, each next one done as the 1 ms layer before it
+//   ends: only the first is exposed: 24 + 1 = 25 ms instead of 24 + 4 = 28 ms.
+// - S = 400 MB, B = 100 MB: four 2 ms buckets, the first exposed whole and each next 1 ms longer
+//   than the layer it overlaps: 24 + 2 + 3 x 1 = 29 ms instead of 24 + 8 = 32 ms.
+// Both modes give these times; without overlap the gather stays after the optimizer.
+TEST(EventSimulator, ParameterGatherOverlapsTheFirstForward) {
+  const auto workload = [](Bytes gathered, std::optional<Bytes> bucket) {
+    Workload w = uniform_workload(1, 2, 4, layer("l", ms(1), ms(1), ms(1)), 1, 8, 16);
+    Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
+    row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, gathered);
+    add_iteration_row(w, row);
+    w.param_gather_bucket_bytes = bucket;
+    return w;
+  };
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  for (const auto& [gathered, bucket, after, prefetched] :
+       {std::tuple{200'000'000, 50'000'000, 28.0, 25.0}, {400'000'000, 100'000'000, 32.0, 29.0}}) {
+    const Workload blocking = workload(gathered, std::nullopt);
+    const Workload overlapped = workload(gathered, bucket);
+    for (const Result& r : {run_event(blocking, test_cluster(), ring),
+                            run_analytical(blocking, test_cluster(), ring)})
+      EXPECT_EQ(r.iteration_time, ms(after)) << r.mode << " " << gathered;
+    for (const Result& r : {run_event(overlapped, test_cluster(), ring),
+                            run_analytical(overlapped, test_cluster(), ring)}) {
+      EXPECT_EQ(r.iteration_time, ms(prefetched)) << r.mode << " " << gathered;
+      EXPECT_EQ(r.breakdown.exposed_comm.at(CommGroup::Data), ms(prefetched - 24))
+          << r.mode << " " << gathered;
+      expect_partitioned(r);
+    }
+    SimulationOptions serial = ring;
+    serial.overlap = false;
+    EXPECT_EQ(run_event(overlapped, test_cluster(), serial).iteration_time, ms(after));
+    EXPECT_EQ(run_analytical(overlapped, test_cluster(), serial).iteration_time, ms(after));
+  }
 }
 
 TEST(EventSimulator, EverySchedulePartitionsTimeAndNeverDeadlocks) {
