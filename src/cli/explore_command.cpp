@@ -86,9 +86,10 @@ explore::RunInfo run_info(const ExploreArgs& a, const explore::SearchRequest& r)
 
 std::string plan_text(const explore::PlanPoint& point) {
   const ParallelPlan& p = point.plan;
-  return fmt::format("tp {} pp {} vpp {} cp {} ep {} dp {} mbs {} {} sp {} zero {}", p.tp, p.pp,
+  return fmt::format("tp {} pp {} vpp {} cp {} ep {} dp {} mbs {} {} sp {} zero {}{}", p.tp, p.pp,
                      p.vpp, p.cp, p.ep, p.dp, p.micro_batch, explore::recompute_name(p.recompute),
-                     p.sequence_parallel ? 1 : 0, p.zero);
+                     p.sequence_parallel ? 1 : 0, p.zero,
+                     p.overlap_param_gather ? " overlap-param-gather" : "");
 }
 
 std::string optional_figure(const std::optional<double>& x, const char* format) {
@@ -121,7 +122,8 @@ nlohmann::json point_json(const explore::RankedPoint& p, const explore::SearchRe
                       {"recompute", explore::recompute_name(plan.recompute)},
                       {"sequence_parallel", plan.sequence_parallel},
                       {"distributed_optimizer", plan.distributed_optimizer},
-                      {"zero", plan.zero}};
+                      {"zero", plan.zero},
+                      {"overlap_param_gather", plan.overlap_param_gather}};
   j[std::string(to_string(r.rank_by))] = figures_json(p.figures);
   if (p.event && r.rank_by != SimulationMode::Event) j["event"] = figures_json(*p.event);
   return j;

@@ -89,6 +89,7 @@ std::optional<ModelScenario> model_scenario(const std::string& model, const Plan
   plan.distributed_optimizer = p.distributed_optimizer;
   plan.zero = p.zero;
   plan.fp8_param_gather = p.fp8_param_gather;
+  plan.overlap_param_gather = p.overlap_param_gather;
   plan.flash_attention = p.attention != "unfused";
   plan.dtype = *parse_dtype(p.dtype);
   plan.p2p = p.p2p == "blocking"     ? P2pMode::Blocking
@@ -170,6 +171,12 @@ std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, Pl
                                "With --dtype fp8 and a sharded optimizer: the weights' compute "
                                "copy kept and all-gathered in fp8 (Megatron's fp8_param_gather, "
                                "as NeMo's FP8 recipes run)")
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_flag("--overlap-param-gather", p.overlap_param_gather,
+                               "With a sharded optimizer and dp x cp > 1: the updated "
+                               "parameters all-gathered bucket by bucket during the next "
+                               "forward instead of after the optimizer (Megatron's "
+                               "overlap_param_gather, as NeMo's recipes run)")
                       ->group("Model and parallel plan"));
   flags.push_back(cmd.add_option("--zero", p.zero,
                                  "ZeRO stage: 1 as --distributed-optimizer; 2 and 3 also shard "

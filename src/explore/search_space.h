@@ -7,11 +7,12 @@
 //   layers cp   {1, 2, 4, 8} when the sequence is at least 8,192 tokens, else {1} ep   divisors of
 //   the routed experts ({1} for a dense model) mbs  {1, 2, 4, 8} recompute {none, selective, full},
 //   sequence parallelism {off, on} (on is skipped at tp 1, where it changes nothing), optimizer
-//   sharding zero {0, 1 (distributed optimizer), 2, 3}
+//   sharding zero {0, 1 (distributed optimizer), 2, 3}, the parameter gather overlapped with the
+//   next forward {off} (on is skipped where it cannot run: ZeRO 0 or 3, or dp x cp = 1)
 // `--vary KEY=V1,V2,...` with a plan key (tp pp cp ep vpp mbs recompute sequence-parallel
-// distributed-optimizer zero) replaces that knob's default values; with a cluster key (cluster gpus
-// device gpus-per-server nic-busbw nvlink-busbw; bandwidths in GB/s) it widens the cluster
-// choices to every combination.
+// distributed-optimizer zero overlap-param-gather) replaces that knob's default values; with a
+// cluster key (cluster gpus device gpus-per-server nic-busbw nvlink-busbw; bandwidths in GB/s) it
+// widens the cluster choices to every combination.
 #pragma once
 
 #include <algorithm>
@@ -38,7 +39,7 @@ Vary parse_vary(const std::string& text);
 struct PlanAxes {
   std::optional<std::vector<int64_t>> tp, pp, vpp, cp, ep, mbs, zero;
   std::optional<std::vector<RecomputeMode>> recompute;
-  std::optional<std::vector<bool>> sequence_parallel, distributed_optimizer;
+  std::optional<std::vector<bool>> sequence_parallel, distributed_optimizer, overlap_param_gather;
 };
 
 // What the cluster keys widen, before the choices are built.
@@ -70,6 +71,7 @@ struct FilledAxes {
   std::vector<int64_t> tp, pp, cp, ep, mbs, zero;
   std::vector<RecomputeMode> recompute;
   std::vector<bool> sequence_parallel;
+  std::vector<bool> overlap_param_gather;
   std::optional<std::vector<int64_t>> vpp;  // explicit; else divisors of layers / pp
   std::optional<std::vector<bool>> distributed_optimizer;
 };
@@ -122,7 +124,12 @@ void for_each_point(const ModelSpec& spec, const ParallelPlan& base, int64_t gbs
                       p.dp = gpus % model_parallel == 0 ? gpus / model_parallel : 0;
                       p.micro_batches =
                           p.dp > 0 && gbs % (mbs * p.dp) == 0 ? gbs / (mbs * p.dp) : 0;
-                      visit(point);
+                      for (bool overlap : a.overlap_param_gather) {
+                        // it needs a sharded optimizer short of ZeRO-3 and dp x cp > 1
+                        if (overlap && (zero < 1 || zero > 2 || p.dp * cp <= 1)) continue;
+                        p.overlap_param_gather = overlap;
+                        visit(point);
+                      }
                     }
       }
   }

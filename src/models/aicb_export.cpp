@@ -85,6 +85,10 @@ AicbExport aicb_workload(const Workload& g) {
                        "and uneven layer counts are not in the file");
   if (g.gradient_bucket_bytes && par.dp() * par.cp > 1)
     out.lost.push_back("Megatron's gradient buckets: the reader issues one bucket per layer");
+  if (g.param_gather_bucket_bytes && par.dp() * par.cp > 1)
+    out.lost.push_back(
+        "the parameter all-gather overlapped with the next forward (--overlap-param-gather): "
+        "the file gathers after the optimizer");
   if (g.blocking_p2p && par.pp > 1)
     out.lost.push_back("the schedule waiting for stage-to-stage transfers (blocking p2p)");
   if (g.stage_boundary_gathered && par.pp > 1)

@@ -54,6 +54,10 @@ struct ParallelPlan {
   // all-gathers them in fp8 (Megatron's fp8_param_gather; NeMo's FP8 recipes set it): 1 byte a
   // weight instead of 2, in memory and in the parameter all-gathers.
   bool fp8_param_gather = false;
+  // The sharded optimizer's parameter all-gathers run bucket by bucket during the next
+  // iteration's first forward instead of after the optimizer (Megatron's overlap_param_gather,
+  // off by default; NeMo's recipes set it).
+  bool overlap_param_gather = false;
   bool flash_attention = true;  // false: scores stored (unfused, as Megatron in 2021-22)
   int64_t value_bytes = 2;
   DType dtype = DType::BF16;

@@ -71,6 +71,11 @@ void check_plan(const ModelSpec& spec, const ParallelPlan& p) {
   need(!p.fp8_param_gather || (p.dtype == DType::FP8 && (p.distributed_optimizer || p.zero >= 1)),
        "--fp8-param-gather: expected --dtype fp8 and a sharded optimizer "
        "(--distributed-optimizer or --zero 1-3)");
+  need(!p.overlap_param_gather || ((p.distributed_optimizer || p.zero == 1 || p.zero == 2) &&
+                                   p.zero <= 2 && p.dp * p.cp > 1),
+       "--overlap-param-gather: expected a sharded optimizer (--distributed-optimizer or --zero "
+       "1-2) and more than one data-parallel rank (dp x cp = " +
+           str(p.dp * p.cp) + ")");
 }
 
 ComputeDemand gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch = 1,
@@ -156,7 +161,11 @@ class Generator {
         static_cast<Bytes>(static_cast<double>(tokens_ / t_ * spec_.hidden) * vb_);
     w.stage_boundary_gathered = !p_.sequence_parallel && t_ > 1;
     w.blocking_p2p = p_.p2p == P2pMode::Blocking || (p_.p2p == P2pMode::Auto && p_.vpp == 1);
-    w.gradient_bucket_bytes = std::max<int64_t>(40'000'000, 1'000'000 * p_.dp) * kGradientBytes;
+    const int64_t bucket_parameters = std::max<int64_t>(40'000'000, 1'000'000 * p_.dp);
+    w.gradient_bucket_bytes = bucket_parameters * kGradientBytes;
+    if (p_.overlap_param_gather)
+      w.param_gather_bucket_bytes =
+          static_cast<Bytes>(static_cast<double>(bucket_parameters) * weight_bytes());
 
     Program& program = w.program;
     program.pass_per_model_chunk = true;

@@ -29,7 +29,9 @@
 //   issued as the last micro-batch's backward completes them; expert parameters over the
 //   expert-data-parallel group; the optimizer step as a memory-bound pass (38 bytes per local
 //   parameter in bf16, 46 in fp16 with its loss scaler's unscale pass, 37 with the weights kept
-//   in fp8; plus zeroing the gradient buffer); the distributed optimizer's parameter all-gather;
+//   in fp8; plus zeroing the gradient buffer); the distributed optimizer's parameter all-gather,
+//   with --overlap-param-gather in the same buckets during the next iteration's first forward
+//   (Workload::param_gather_bucket_bytes);
 // - between the gradient reduction and Adam (Megatron's finalize_model_grads and optimizer
 //   step): with sequence parallelism and t > 1 each stage all-reduces over the tensor group the
 //   fp32 gradients of the parameters every tensor rank holds whole (norms, MoE routers, the
@@ -42,8 +44,8 @@
 // - context parallelism: each rank holds 1/cp of every sequence (balanced causal chunks), does
 //   1/cp of the attention, and exchanges keys and values around the context group (an all-gather
 //   forward, a reduce-scatter of their gradients backward); gradients reduce over DP x CP.
-// Not generated (docs/models.md, Scope and limitations): the parameter all-gather overlapped with
-// the next forward (overlap_param_gather), ZeRO-3's prefetch of the next layer's parameters.
+// Not generated (docs/models.md, Scope and limitations): ZeRO-3's prefetch of the next layer's
+// parameters.
 #pragma once
 
 #include <string>

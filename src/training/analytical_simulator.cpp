@@ -165,13 +165,52 @@ std::vector<std::vector<size_t>> rows_by_stage(const IterationPlan& plan, int64_
   return rows;
 }
 
+// What the first forward of stage `stage` waits for the parameter gathers of
+// overlap_param_gather (IterationPlan::gather_buckets), by group: each model chunk's chain of
+// buckets, the first issued as the chunk's first forward starts and each next once the one before
+// is gathered and the forward has reached it (the event mode's order, stage_program.h); the
+// forward waits before each bucket's first layer until it is gathered. The clock is the forward's
+// own compute and blocking collectives; what the chain costs the compute beside it (SM
+// contention) and waits that earlier stages pass on through the pipeline are not counted.
+// `gathers_at[l]`: the gather buckets tied to layer l.
+GroupTimes gather_waits(const IterationPlan& plan, int64_t stage,
+                        const std::vector<std::vector<size_t>>& gathers_at) {
+  GroupTimes waits;
+  const std::vector<CommBucket>& gathers = plan.gather_buckets;
+  std::vector<std::optional<Time>> done(gathers.size());  // when each issued bucket is gathered
+  const auto& chunks = plan.chunk_layers(0);
+  for (size_t chunk = 0; chunk < chunks.size(); ++chunk) {
+    const auto c = static_cast<int64_t>(chunk);
+    Time clock;  // since the chunk's first forward began
+    for (const size_t l : chunks[chunk]) {
+      if (!plan.runs(l, stage, c)) continue;
+      for (const size_t i : gathers_at[l]) {
+        const CommBucket& b = gathers[i];
+        if (!plan.runs_row(b.row, stage) || (b.chunk >= 0 && b.chunk != c)) continue;
+        if (!done[i]) done[i] = clock + b.cost;
+        if (*done[i] > clock) {
+          waits[b.group] += *done[i] - clock;
+          clock = *done[i];
+        }
+        if (i + 1 < gathers.size() && gathers[i + 1].row == b.row &&
+            gathers[i + 1].chunk == b.chunk)
+          done[i + 1] = clock + gathers[i + 1].cost;
+      }
+      const PlannedPhase& f = plan.layers[l].forward;
+      clock += f.compute + (f.comm ? f.comm->cost : Time::zero());
+    }
+  }
+  return waits;
+}
+
 // One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
 // and its iteration-level rows, with the overlapped gradient reductions hidden behind the last
 // backward where they fit.
 // `passes`: the stage's micro-batch passes; `longest`: the longest pass of any stage; `rows`: the
-// iteration-level rows it runs (rows_by_stage).
+// iteration-level rows it runs (rows_by_stage); `gathers`: its first forward's waits for the
+// parameter gathers (gather_waits), which replace the prefetched gather rows.
 StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePasses& passes,
-                         Time longest, const std::vector<size_t>& rows) {
+                         Time longest, const std::vector<size_t>& rows, const GroupTimes& gathers) {
   const int64_t p = plan.parallelism.pp;
   Breakdown b;
   GroupTimes reductions;  // data-parallel work that may hide behind the backward
@@ -201,10 +240,11 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePa
     if (const auto& c = layer.weight_grad.comm) {
       if (c->role == CommRole::GradientReduction && plan.overlap)
         reductions[c->comm.group] += c->cost;
-      else
+      else if (c->role != CommRole::ParameterPrefetch)
         tail.blocking[c->comm.group] += c->cost;
     }
   }
+  gathers.for_each([&](CommGroup group, Time time) { b.exposed_comm[group] += time; });
   b.compute += tail.compute;
   tail.blocking.for_each([&](CommGroup group, Time time) { b.exposed_comm[group] += time; });
 
@@ -247,10 +287,15 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
       longest = std::max(longest, cost.span());
   }
   const std::vector<std::vector<size_t>> rows = rows_by_stage(plan, stages);
+  std::vector<std::vector<size_t>> gathers_at(plan.gather_buckets.empty() ? 0 : plan.layers.size());
+  for (size_t i = 0; i < plan.gather_buckets.size(); ++i)
+    gathers_at[plan.gather_buckets[i].layer].push_back(i);
   std::vector<StageTiming> timings;
   for (int64_t s = 0; s < stages; ++s) {
     const auto k = static_cast<size_t>(s);
-    timings.push_back(stage_timing(plan, s, distinct[passes_of[k]], longest, rows[k]));
+    const GroupTimes gathers =
+        gathers_at.empty() ? GroupTimes() : gather_waits(plan, s, gathers_at);
+    timings.push_back(stage_timing(plan, s, distinct[passes_of[k]], longest, rows[k], gathers));
   }
   return plan_result("analytical", workload, cluster, plan, std::move(timings), options.layer_rows);
 }

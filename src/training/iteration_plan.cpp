@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -168,59 +169,113 @@ Bytes estimate_transfer_bytes(const Workload& w, Diagnostics& diagnostics) {
   return *found;
 }
 
-// Splits each overlapped gradient reduction (an iteration-level row) into buckets issued during
-// the last micro-batch's backward. The producers are the layers of that pass with weight-gradient
+// A layer whose parameters a bucket covers, with its share of the bucketed bytes.
+struct Producer {
+  size_t layer;
+  int64_t chunk;  // -1: wherever the layer runs
+  double weight;  // its weight-gradient compute (ps): its share of the bytes
+};
+
+// The producers of the iteration-level row `row` in `pass`: the layers with weight-gradient
 // compute that run on a stage of the row (in each model chunk that runs them, when a pass lists
-// one chunk); a producer's share of the bytes is its share of their weight-gradient compute.
-// Without a bucket size every producer issues its share; with one, the shares are gathered in
-// backward order until a bucket holds at least that many bytes (Megatron's rule), and the last
-// bucket takes what is left.
-void plan_buckets(IterationPlan& plan, const Program& program, std::optional<Bytes> bucket_bytes,
-                  CommPricer& pricer) {
-  const LayerRange last = program.micro_batches.back();
+// one chunk), in forward order, model chunk by model chunk.
+std::vector<Producer> producers_of(const IterationPlan& plan, const Program& program,
+                                   LayerRange pass, size_t row) {
   const int64_t pp = plan.parallelism.pp;
   const int64_t chunks = plan.pass_per_model_chunk ? plan.chunks : 1;
-  struct Producer {
-    size_t layer;
-    int64_t chunk;  // -1: wherever the layer runs
-    double weight;
-  };
+  std::vector<Producer> producers;
+  for (int64_t c = 0; c < chunks; ++c) {
+    for (size_t k = pass.begin; k < pass.end; ++k) {
+      const Time w = program.layers[k].weight_grad.compute;
+      if (w <= Time::zero()) continue;
+      bool shared = plan.stage_sets.empty();
+      for (int64_t s = 0; s < pp && !shared; ++s)
+        shared = plan.runs_row(row, s) &&
+                 (plan.pass_per_model_chunk ? plan.runs(k, s, c) : plan.runs_row(k, s));
+      if (!shared) continue;
+      producers.push_back({k, plan.pass_per_model_chunk ? c : -1, static_cast<double>(w.ps())});
+    }
+  }
+  return producers;
+}
+
+// Splits `bytes` of the row's collective `comm` over `producers` (forward order) into buckets,
+// appended to `out` in backward order. Without a bucket size every producer issues its share;
+// with one, the shares are gathered in backward order until a bucket holds at least that many
+// bytes (Megatron's rule), and the last bucket takes what is left. A bucket is tied to the
+// producer that closes it: the last of its layers in backward order, the first in forward order.
+void split_into_buckets(std::vector<Producer> producers, const PlannedComm& comm, Bytes bytes,
+                        size_t row, std::optional<Bytes> bucket_bytes, CommPricer& pricer,
+                        std::vector<CommBucket>& out) {
+  double total = 0;
+  for (const Producer& p : producers)
+    total += p.weight;
+  if (total <= 0) return;
+  if (bucket_bytes) std::reverse(producers.begin(), producers.end());  // backward order
+  Bytes assigned = 0, open = 0;
+  double before = 0;
+  for (size_t i = 0; i < producers.size(); ++i) {
+    const bool final = i + 1 == producers.size();
+    before += producers[i].weight;
+    const Bytes upto =
+        final ? bytes : static_cast<Bytes>(static_cast<double>(bytes) * (before / total));
+    open += upto - assigned;
+    assigned = upto;
+    if (!final && bucket_bytes && open < *bucket_bytes) continue;
+    const CollectiveCost cost = pricer.price(comm.comm.kind, comm.comm.group, open);
+    out.push_back({producers[i].layer, row, producers[i].chunk, comm.comm.group, comm.comm.kind,
+                   open, cost.time, cost.algorithm, cost.channels});
+    open = 0;
+  }
+}
+
+// Splits each overlapped gradient reduction (an iteration-level row) into buckets issued during
+// the last micro-batch's backward.
+void plan_buckets(IterationPlan& plan, const Program& program, std::optional<Bytes> bucket_bytes,
+                  CommPricer& pricer) {
   for (const size_t row : plan.iteration_layers) {
     const auto& comm = plan.layers[row].weight_grad.comm;
     if (!comm || comm->role != CommRole::GradientReduction) continue;
-    std::vector<Producer> producers;
+    split_into_buckets(producers_of(plan, program, program.micro_batches.back(), row), *comm,
+                       comm->comm.bytes, row, bucket_bytes, pricer, plan.buckets);
+  }
+}
+
+// Splits each parameter gather (an iteration-level row) into the buckets Megatron's
+// overlap_param_gather gathers during the first micro-batch's forward, and marks the row
+// ParameterPrefetch. Each model chunk has buckets of its own (Megatron wraps each chunk in its own
+// data-parallel module): its share of the bytes is its producers' share of the weight, split by
+// the gradient buckets' rule and listed in forward order, the chain its first forward awaits.
+void plan_gather_buckets(IterationPlan& plan, const Program& program, Bytes bucket_bytes,
+                         CommPricer& pricer) {
+  for (const size_t row : plan.iteration_layers) {
+    auto& comm = plan.layers[row].weight_grad.comm;
+    if (!comm || comm->role != CommRole::ParameterGather) continue;
+    const std::vector<Producer> producers =
+        producers_of(plan, program, program.micro_batches.front(), row);
     double total = 0;
-    for (int64_t c = 0; c < chunks; ++c) {
-      for (size_t k = last.begin; k < last.end; ++k) {
-        const Time w = program.layers[k].weight_grad.compute;
-        if (w <= Time::zero()) continue;
-        bool shared = plan.stage_sets.empty();
-        for (int64_t s = 0; s < pp && !shared; ++s)
-          shared = plan.runs_row(row, s) &&
-                   (plan.pass_per_model_chunk ? plan.runs(k, s, c) : plan.runs_row(k, s));
-        if (!shared) continue;
-        producers.push_back({k, plan.pass_per_model_chunk ? c : -1, static_cast<double>(w.ps())});
-        total += static_cast<double>(w.ps());
-      }
-    }
+    for (const Producer& p : producers)
+      total += p.weight;
     if (total <= 0) continue;
-    if (bucket_bytes) std::reverse(producers.begin(), producers.end());  // backward order
-    const Bytes bytes = comm->comm.bytes;
-    Bytes assigned = 0, open = 0;
+    Bytes assigned = 0;
     double before = 0;
-    for (size_t i = 0; i < producers.size(); ++i) {
-      const bool final = i + 1 == producers.size();
-      before += producers[i].weight;
+    for (size_t i = 0, j = 0; i < producers.size(); i = j) {
+      double weight = 0;
+      for (j = i; j < producers.size() && producers[j].chunk == producers[i].chunk; ++j)
+        weight += producers[j].weight;
+      before += weight;
       const Bytes upto =
-          final ? bytes : static_cast<Bytes>(static_cast<double>(bytes) * (before / total));
-      open += upto - assigned;
+          j == producers.size()
+              ? comm->comm.bytes
+              : static_cast<Bytes>(static_cast<double>(comm->comm.bytes) * (before / total));
+      const auto first = static_cast<std::ptrdiff_t>(plan.gather_buckets.size());
+      split_into_buckets({producers.begin() + static_cast<std::ptrdiff_t>(i),
+                          producers.begin() + static_cast<std::ptrdiff_t>(j)},
+                         *comm, upto - assigned, row, bucket_bytes, pricer, plan.gather_buckets);
+      std::reverse(plan.gather_buckets.begin() + first, plan.gather_buckets.end());
       assigned = upto;
-      if (!final && bucket_bytes && open < *bucket_bytes) continue;
-      const CollectiveCost cost = pricer.price(comm->comm.kind, comm->comm.group, open);
-      plan.buckets.push_back({producers[i].layer, row, producers[i].chunk, comm->comm.group,
-                              comm->comm.kind, open, cost.time, cost.algorithm, cost.channels});
-      open = 0;
     }
+    comm->role = CommRole::ParameterPrefetch;
   }
 }
 
@@ -434,6 +489,9 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
   // Gradient buckets over the last micro-batch's backward, by weight-gradient compute.
   if (buckets && options.overlap && !program.micro_batches.empty())
     plan_buckets(plan, program, workload.gradient_bucket_bytes, pricer);
+  // Parameter gathers over the first micro-batch's forward (overlap_param_gather).
+  if (workload.param_gather_bucket_bytes && options.overlap && !program.micro_batches.empty())
+    plan_gather_buckets(plan, program, *workload.param_gather_bucket_bytes, pricer);
 
   if (par.pp > 1) plan_transfers(plan, workload, pricer, diagnostics);
   return plan;

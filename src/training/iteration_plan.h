@@ -16,7 +16,9 @@
 //   data-parallel group are the gradient reduction: with overlap they are split into buckets
 //   issued as the last micro-batch's backward produces each layer's gradients (in proportion to
 //   its weight-gradient compute). Their data-parallel all-gathers gather the updated parameters
-//   after the optimizer compute and end the iteration.
+//   after the optimizer compute and end the iteration; with Workload::param_gather_bucket_bytes
+//   and overlap they are instead split into the same kind of buckets, gathered during each model
+//   chunk's first forward (Megatron's overlap_param_gather; stage_program.h).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,7 @@ enum class CommRole : uint8_t {
   Async,              // runs on its group's stream; awaited before the iteration-level rows
   GradientReduction,  // iteration-level DP reduction (bucketed over the last backward if overlap)
   ParameterGather,    // iteration-level DP all-gather after the optimizer
+  ParameterPrefetch,  // a ParameterGather split into buckets gathered during the first forward
 };
 
 struct PlannedComm {
@@ -60,11 +63,13 @@ struct PlannedLayer {
   int32_t stage_set = -1;  // Layer::stage_set
 };
 
-// A share of a gradient reduction, issued once `layer`'s weight gradient of the last
-// micro-batch is computed.
-struct GradientBucket {
+// A share of an iteration-level data-parallel collective, tied to `layer`: a gradient reduction's
+// is issued once the layer's weight gradient of the last micro-batch is computed; a parameter
+// gather's is awaited before the layer's forward in the first micro-batch (the first layer of the
+// bucket in forward order).
+struct CommBucket {
   size_t layer = 0;
-  size_t row = 0;      // the iteration-level row whose reduction it is a share of
+  size_t row = 0;      // the iteration-level row whose collective it is a share of
   int64_t chunk = -1;  // the model chunk whose run of `layer` issues it; -1: any
   CommGroup group = CommGroup::Data;
   CollectiveKind kind = CollectiveKind::ReduceScatter;
@@ -92,7 +97,11 @@ struct IterationPlan {
   std::vector<std::vector<std::vector<size_t>>> passes;
   std::vector<size_t> pass_of;
   std::vector<size_t> iteration_layers;  // iteration-level rows, file order
-  std::vector<GradientBucket> buckets;   // empty without overlap, or when not asked for
+  std::vector<CommBucket> buckets;       // gradient reductions; empty without overlap, or when
+                                         // not asked for
+  // Parameter gathers (Workload::param_gather_bucket_bytes, with overlap): each chain (the
+  // buckets of one row and model chunk) contiguous, in forward order.
+  std::vector<CommBucket> gather_buckets;
 
   // Program::pass_per_model_chunk: every chunk's list holds the whole pass, and stage s runs a
   // layer of chunk c only when stage_sets says virtual stage c * pp + s does.
@@ -132,7 +141,8 @@ constexpr int64_t kMaxStageTasks = 20'000'000;
 // Throws InputError when the parallelism does not fit the cluster or the world size, or the
 // iteration would need more than kMaxStageTasks tasks.
 // `buckets`: whether to split the overlapped gradient reductions into buckets (the closed form
-// hides them behind the last backward whole and does not need them).
+// hides them behind the last backward whole and does not need them); the parameter gathers are
+// split either way.
 IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                              const SimulationOptions& options, Diagnostics& diagnostics,
                              bool buckets = true);

@@ -17,13 +17,19 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 class StageBuilder {
  public:
   StageBuilder(const IterationPlan& plan, int64_t stage,
-               const std::vector<std::vector<const GradientBucket*>>& buckets_by_layer, bool labels)
-      : plan_(plan), buckets_by_layer_(buckets_by_layer), s_(stage), labels_(labels) {
+               const std::vector<std::vector<const CommBucket*>>& buckets_by_layer,
+               const std::vector<std::vector<size_t>>& gathers_by_layer, bool labels)
+      : plan_(plan),
+        buckets_by_layer_(buckets_by_layer),
+        gathers_by_layer_(gathers_by_layer),
+        s_(stage),
+        labels_(labels) {
     p_ = plan.parallelism.pp;
     m_ = plan.micro_batches();
     v_ = plan.chunks;
     program_.stage = stage;
     forward_end_.assign(static_cast<size_t>(m_ * v_), kNone);
+    gather_task_.assign(plan.gather_buckets.size(), kNone);
   }
 
   StageProgram build() {
@@ -108,15 +114,19 @@ class StageBuilder {
   }
   uint32_t issue(const PlannedComm& c) { return issue(c.comm.group, c.cost, c.comm, c.algorithm); }
   // An asynchronous collective (or gradient bucket) overlapping the compute that follows.
-  void issue_async(CommGroup group, Time cost, const Communication& comm, Algorithm algorithm,
-                   int64_t channels) {
-    issue(group, cost, comm, algorithm);
+  uint32_t issue_async(CommGroup group, Time cost, const Communication& comm, Algorithm algorithm,
+                       int64_t channels) {
+    const uint32_t id = issue(group, cost, comm, algorithm);
     if (const double share =
             sm_contention_share(channels, plan_.compute_units, plan_.contention_overhead);
         plan_.overlap && share > 0) {
       overlap_left_ += cost;
       contention_share_ = std::max(contention_share_, share);
     }
+    return id;
+  }
+  uint32_t issue_async(const CommBucket& b) {
+    return issue_async(b.group, b.cost, {b.kind, b.group, b.bytes}, b.algorithm, b.channels);
   }
   void blocking(const PlannedComm& c) { pending_.push_back(issue(c)); }
 
@@ -162,11 +172,33 @@ class StageBuilder {
     if (layer.forward.comm) blocking(*layer.forward.comm);
   }
 
+  // overlap_param_gather, in a chunk's first forward: layer `l` waits for the parameter buckets
+  // it is the first layer of, the first of a chain issued as the forward reaches it; once a bucket
+  // is gathered the next of its chain is issued, overlapping the forward from here on.
+  void await_gathers(size_t l, int64_t chunk) {
+    const std::vector<CommBucket>& gathers = plan_.gather_buckets;
+    for (const size_t i : gathers_by_layer_[l]) {
+      const CommBucket& b = gathers[i];
+      if (!plan_.runs_row(b.row, s_) || (b.chunk >= 0 && b.chunk != chunk)) continue;
+      at(b.row, TaskPhase::Bucket);
+      if (gather_task_[i] == kNone)
+        gather_task_[i] = issue(b.group, b.cost, {b.kind, b.group, b.bytes}, b.algorithm);
+      pending_.push_back(gather_task_[i]);
+      const size_t next = i + 1;
+      if (next < gathers.size() && gathers[next].row == b.row && gathers[next].chunk == b.chunk &&
+          gather_task_[next] == kNone)
+        gather_task_[next] = issue_async(gathers[next]);
+    }
+  }
+
   void forward(const PipelineOp& op) {
     in_pass(op.micro_batch, op.chunk);
     start_pass(op);
-    for (const size_t l : layers_of(op))
-      if (plan_.runs(l, s_, op.chunk)) run_forward(l);
+    for (const size_t l : layers_of(op)) {
+      if (!plan_.runs(l, s_, op.chunk)) continue;
+      if (op.micro_batch == 0) await_gathers(l, op.chunk);
+      run_forward(l);
+    }
     forward_end_[static_cast<size_t>(op.micro_batch * v_ + op.chunk)] = last_compute_;
     if (s_ < p_ - 1)
       send(true, s_ + 1, op.micro_batch, op.chunk);
@@ -200,11 +232,10 @@ class StageBuilder {
           blocking(*c);
       }
       if (last_micro_batch)
-        for (const GradientBucket* b : buckets_by_layer_[*it])
+        for (const CommBucket* b : buckets_by_layer_[*it])
           if (plan_.runs_row(b->row, s_) && (b->chunk < 0 || b->chunk == op.chunk)) {
             at(b->row, TaskPhase::Bucket);
-            issue_async(b->group, b->cost, {b->kind, b->group, b->bytes}, b->algorithm,
-                        b->channels);
+            issue_async(*b);
           }
       if (plan_.overlap && input_grad_comm != kNone) pending_.push_back(input_grad_comm);
     }
@@ -242,7 +273,7 @@ class StageBuilder {
       if (const auto& c = layer.weight_grad.comm) {
         if (c->role == CommRole::ParameterGather)
           gathers.emplace_back(i, &*c);
-        else if (c->role != CommRole::GradientReduction)
+        else if (c->role != CommRole::GradientReduction && c->role != CommRole::ParameterPrefetch)
           blocking(*c);
       }
     }
@@ -254,7 +285,8 @@ class StageBuilder {
   }
 
   const IterationPlan& plan_;
-  const std::vector<std::vector<const GradientBucket*>>& buckets_by_layer_;
+  const std::vector<std::vector<const CommBucket*>>& buckets_by_layer_;
+  const std::vector<std::vector<size_t>>& gathers_by_layer_;  // indices into gather_buckets
   int64_t s_ = 0, p_ = 1, m_ = 1, v_ = 1;
   StageProgram program_;
   uint32_t last_compute_ = kNone;
@@ -269,6 +301,7 @@ class StageBuilder {
     return none;
   }();
   std::vector<uint32_t> forward_end_;  // per (micro-batch, chunk): last compute of the forward
+  std::vector<uint32_t> gather_task_;  // per parameter-gather bucket: its task, once issued
   bool labels_ = false;
   // The label of the tasks being issued.
   int32_t layer_ = -1, micro_batch_ = -1, chunk_ = -1;
@@ -278,12 +311,16 @@ class StageBuilder {
 }  // namespace
 
 IterationPrograms build_stage_programs(const IterationPlan& plan, bool labels) {
-  std::vector<std::vector<const GradientBucket*>> buckets_by_layer(plan.layers.size());
-  for (const GradientBucket& b : plan.buckets)
+  std::vector<std::vector<const CommBucket*>> buckets_by_layer(plan.layers.size());
+  for (const CommBucket& b : plan.buckets)
     buckets_by_layer[b.layer].push_back(&b);
+  std::vector<std::vector<size_t>> gathers_by_layer(plan.layers.size());
+  for (size_t i = 0; i < plan.gather_buckets.size(); ++i)
+    gathers_by_layer[plan.gather_buckets[i].layer].push_back(i);
   IterationPrograms programs;
   for (int64_t s = 0; s < plan.parallelism.pp; ++s)
-    programs.stages.push_back(StageBuilder(plan, s, buckets_by_layer, labels).build());
+    programs.stages.push_back(
+        StageBuilder(plan, s, buckets_by_layer, gathers_by_layer, labels).build());
   programs.transfer_keys = 2 * plan.parallelism.pp * plan.micro_batches() * plan.chunks;
   return programs;
 }

@@ -55,6 +55,12 @@ struct Workload {
   // this many bytes, each when the last micro-batch's backward has produced all its gradients.
   // Absent: one bucket per layer that produces weight gradients.
   std::optional<Bytes> gradient_bucket_bytes;
+  // Megatron's overlap_param_gather: present, the iteration-level data-parallel all-gathers of
+  // the updated parameters are not run after the optimizer but in buckets of at least this many
+  // bytes (the gradient buckets' parameters at the gathered width) during each model chunk's
+  // first forward, each awaited by the first layer it holds (with overlap; training/
+  // stage_program.h). Absent: after the optimizer, as the rows are listed.
+  std::optional<Bytes> param_gather_bucket_bytes;
   Program program;
   // Execution traces (Chakra): every rank's task graph, run as is instead of `program` (which
   // is then empty; docs/chakra.md).

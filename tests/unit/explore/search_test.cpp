@@ -79,6 +79,27 @@ TEST(Search, MemorySavingsThatAreNotNeededAreDominated) {
     EXPECT_EQ(p.point.plan.recompute, RecomputeMode::None);
 }
 
+// --vary overlap-param-gather=0,1 on the space above (recompute none): zero {0, 1, 2, 3} without
+// it, and with it zero 1 and 2 only (ZeRO 0 has no gather to overlap, ZeRO-3 gathers as it goes):
+// 6 plans. ZeRO-2 and -3 are dominated as before, ZeRO-2 with the overlap too (its ZeRO-1 twin
+// fits): 3 evaluated, and the overlapped ZeRO-1 plan, whose parameter all-gather no longer ends
+// the iteration, is the fastest of them.
+TEST(Search, OverlapParamGatherIsAKnobWhereItCanRun) {
+  const SearchRequest r = request(
+      "gpt3-1.3b", "dgx-a100", 8, 64,
+      {"tp=1", "pp=1", "mbs=1", "recompute=none", "zero=0,1,2,3", "overlap-param-gather=0,1"});
+  const SearchResult s = run_search(r, nullptr);
+  EXPECT_EQ(s.counts.space, 6);
+  EXPECT_EQ(pruned(s, PruneRule::Dominated), 3);
+  EXPECT_EQ(s.counts.evaluated, 3);
+  ASSERT_FALSE(s.best.empty());
+  EXPECT_TRUE(s.best[0].point.plan.overlap_param_gather);
+  EXPECT_EQ(s.best[0].point.plan.zero, 1);
+  PlanAxes plan;
+  ClusterAxes clusters;
+  EXPECT_THROW(apply_varies({parse_vary("overlap-param-gather=2")}, plan, clusters), InputError);
+}
+
 // A 1.3B model on one 8-GPU server: tensor parallelism only adds all-reduces of activations to
 // the same per-GPU work, so pure data parallelism (tp 1, dp 8) is the fastest.
 TEST(Search, DataParallelBeatsTensorParallelForASmallModel) {

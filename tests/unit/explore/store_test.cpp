@@ -2,6 +2,8 @@
 // the points read back are the ones written.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
 #include <filesystem>
 
 #include "core/diagnostics.h"
@@ -80,6 +82,51 @@ TEST(Store, RestartSkipsWhatIsDone) {
   EXPECT_EQ(rechecked.rows.size(), 1u);
   EXPECT_THROW(query_points(db.path.string(), "", "no_such_column", 0), InputError);
   EXPECT_THROW(query_points(db.path.string(), "tp = = 2", "iteration_s", 0), InputError);
+}
+
+// A database written before the overlap-param-gather knob (its points table without the column)
+// gets the column when a search opens it: the old points read 0, the new ones their setting. The
+// space above with overlap-param-gather {0, 1}: its 10 plans (ZeRO-1, dp 2 or more) twice.
+TEST(Store, ADatabaseFromBeforeTheOverlapKnobGetsItsColumn) {
+  TempDb db;
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.path.string().c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "CREATE TABLE points(key TEXT PRIMARY KEY, run INTEGER, cluster TEXT, "
+                         "device TEXT, gpus INTEGER, tp INTEGER, pp INTEGER, vpp INTEGER, "
+                         "cp INTEGER, ep INTEGER, dp INTEGER, mbs INTEGER, micro_batches INTEGER, "
+                         "recompute TEXT, sequence_parallel INTEGER, distributed_optimizer "
+                         "INTEGER, zero INTEGER, mode TEXT, status TEXT, error TEXT, iteration_s "
+                         "REAL, tokens_per_s REAL, mfu REAL, memory_gib REAL, usd_per_mtoken REAL, "
+                         "joules_per_token REAL, event_iteration_s REAL, event_tokens_per_s REAL, "
+                         "event_mfu REAL, event_usd_per_mtoken REAL, event_joules_per_token REAL);"
+                         "INSERT INTO points(key, status, tp) VALUES('old', 'failed', 1);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  SearchRequest r = small_request("gpt3-1.3b");
+  ClusterAxes unchanged;
+  apply_varies({parse_vary("overlap-param-gather=0,1")}, r.axes, unchanged);
+  SearchResult s;
+  {
+    ResultStore store(db.path.string(), info(r));
+    s = run_search(r, &store);
+  }
+  EXPECT_EQ(s.counts.space, 20);
+  EXPECT_EQ(
+      query_points(db.path.string(), "overlap_param_gather = 1", "iteration_s", 0).rows.size(),
+      10u);
+  EXPECT_EQ(
+      query_points(db.path.string(), "overlap_param_gather = 0", "iteration_s", 0).rows.size(),
+      10u);
+  ASSERT_EQ(sqlite3_open(db.path.string().c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* old = nullptr;
+  sqlite3_prepare_v2(raw, "SELECT overlap_param_gather FROM points WHERE key = 'old'", -1, &old,
+                     nullptr);
+  ASSERT_EQ(sqlite3_step(old), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(old, 0), 0);
+  sqlite3_finalize(old);
+  sqlite3_close(raw);
 }
 
 TEST(Store, AnotherModelIsRefused) {

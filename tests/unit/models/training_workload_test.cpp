@@ -221,6 +221,53 @@ TEST(TrainingWorkload, Fp8ParamGatherHalvesTheParameterAllGather) {
   EXPECT_THROW(generate_training_workload(m, p), std::invalid_argument);
 }
 
+// --overlap-param-gather asks the simulators to gather in Megatron's buckets of
+// max(40M, 1M x dp) parameters at the gathered width: 40M x 2 bytes = 80 MB at DP 16 in bf16,
+// 40M x 1 byte with --fp8-param-gather, 64M x 2 bytes at DP 64; without it the gather stays after
+// the optimizer. It needs a sharded optimizer short of ZeRO-3 (whose layers are gathered as
+// used) and more than one data-parallel rank, and says so by name.
+TEST(TrainingWorkload, OverlapParamGatherBucketsTheParameterAllGather) {
+  const ModelSpec m = load_model("gpt3-1.3b");
+  ParallelPlan p = plan(1, 1, 1);
+  p.dp = 16;
+  p.distributed_optimizer = true;
+  EXPECT_FALSE(generate_training_workload(m, p).workload.param_gather_bucket_bytes);
+  p.overlap_param_gather = true;
+  EXPECT_EQ(generate_training_workload(m, p).workload.param_gather_bucket_bytes, 80'000'000u);
+  p.dtype = DType::FP8;
+  p.fp8_param_gather = true;
+  EXPECT_EQ(generate_training_workload(m, p).workload.param_gather_bucket_bytes, 40'000'000u);
+  p.dtype = DType::BF16;
+  p.fp8_param_gather = false;
+  p.dp = 64;
+  EXPECT_EQ(generate_training_workload(m, p).workload.param_gather_bucket_bytes, 128'000'000u);
+  const auto error = [&](const ParallelPlan& q) -> std::string {
+    try {
+      generate_training_workload(m, q);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  ParallelPlan unsharded = p;
+  unsharded.distributed_optimizer = false;
+  EXPECT_EQ(error(unsharded),
+            "--overlap-param-gather: expected a sharded optimizer (--distributed-optimizer or "
+            "--zero 1-2) and more than one data-parallel rank (dp x cp = 64)");
+  ParallelPlan zero3 = unsharded;
+  zero3.zero = 3;
+  EXPECT_NE(error(zero3).find("--overlap-param-gather"), std::string::npos);
+  ParallelPlan zero2 = unsharded;
+  zero2.zero = 2;
+  EXPECT_EQ(error(zero2), "");
+  ParallelPlan alone = p;
+  alone.dp = 1;
+  EXPECT_NE(error(alone).find("(dp x cp = 1)"), std::string::npos);
+  alone.cp = 2;
+  alone.flash_attention = true;  // context parallelism runs fused attention
+  EXPECT_EQ(error(alone), "");
+}
+
 // ZeRO-2 on GPT-3 1.3B, TP 1, DP 16, two micro-batches / every layer reduce-scatters its
 // 50,358,272 parameters' fp32 gradients (201,433,088 bytes) in each micro-batch's backward,
 // because a rank keeps only its shard of the gradients and so cannot accumulate the micro-batches

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
+#include <tuple>
 
 #include "formats/workload_reader.h"
 #include "synthetic_workloads.h"
@@ -181,6 +183,108 @@ TEST(EventSimulator, GradientReductionOverlapNeverExposesMore) {
   EXPECT_LE(exposed, ms(8));
   EXPECT_LT(overlapped.iteration_time, blocking.iteration_time);
   expect_partitioned(overlapped);
+}
+
+// Megatron's overlap_param_gather on one stage of 4 layers (F = I = W = 1 ms), 2 micro-batches,
+// dp = 2 across servers (tp 8): the parameter all-gather row of S bytes costs
+// 1/2 x S / 25 GB/s. After the optimizer it is exposed whole: 2 x 4 x 3 ms + S's cost. Prefetched
+// in buckets of B bytes (each layer's share S / 4, its share of the weight-gradient compute), the
+// first bucket is issued as the forward starts and waited for; each next one is issued once the
+// one before is gathered and runs beside the forward of the layer before it.
+// - S = 200 MB, B = 50 MB: four 1 ms buckets, each next one done as the 1 ms layer before it
+//   ends: only the first is exposed: 24 + 1 = 25 ms instead of 24 + 4 = 28 ms.
+// - S = 400 MB, B = 100 MB: four 2 ms buckets, the first exposed whole and each next 1 ms longer
+//   than the layer it overlaps: 24 + 2 + 3 x 1 = 29 ms instead of 24 + 8 = 32 ms.
+// Both modes give these times; without overlap the gather stays after the optimizer.
+TEST(EventSimulator, ParameterGatherOverlapsTheFirstForward) {
+  const auto workload = [](Bytes gathered, std::optional<Bytes> bucket) {
+    Workload w = uniform_workload(1, 2, 4, layer("l", ms(1), ms(1), ms(1)), 1, 8, 16);
+    Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
+    row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, gathered);
+    add_iteration_row(w, row);
+    w.param_gather_bucket_bytes = bucket;
+    return w;
+  };
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  for (const auto& [gathered, bucket, after, prefetched] :
+       {std::tuple{200'000'000, 50'000'000, 28.0, 25.0}, {400'000'000, 100'000'000, 32.0, 29.0}}) {
+    const Workload blocking = workload(gathered, std::nullopt);
+    const Workload overlapped = workload(gathered, bucket);
+    for (const Result& r : {run_event(blocking, test_cluster(), ring),
+                            run_analytical(blocking, test_cluster(), ring)})
+      EXPECT_EQ(r.iteration_time, ms(after)) << r.mode << " " << gathered;
+    for (const Result& r : {run_event(overlapped, test_cluster(), ring),
+                            run_analytical(overlapped, test_cluster(), ring)}) {
+      EXPECT_EQ(r.iteration_time, ms(prefetched)) << r.mode << " " << gathered;
+      EXPECT_EQ(r.breakdown.exposed_comm.at(CommGroup::Data), ms(prefetched - 24))
+          << r.mode << " " << gathered;
+      expect_partitioned(r);
+    }
+    SimulationOptions serial = ring;
+    serial.overlap = false;
+    EXPECT_EQ(run_event(overlapped, test_cluster(), serial).iteration_time, ms(after));
+    EXPECT_EQ(run_analytical(overlapped, test_cluster(), serial).iteration_time, ms(after));
+  }
+}
+
+// The gather buckets of a program listing model chunks (pp 2, vpp 2: virtual stage v = chunk
+// v / 2 of stage v % 2), every layer's weight gradient 1 ms. Stage 0 runs layers a, b, c (virtual
+// stage 0) and x (virtual stage 2); stage 1 runs m (1) and y (3). Each model chunk gets its share
+// of its stage's row by weight-gradient compute, split in backward order into buckets of at least
+// 200 MB and listed in forward order, each tied to its first layer:
+// - stage 0's 400 MB: chunk 0 holds 3 of the 4 ms, 300 MB: c (100 MB) and b close a 200 MB
+//   bucket, a takes the 100 MB left: {a 100 MB, b 200 MB}; chunk 1, x: {x 100 MB};
+// - stage 1's 200 MB: {m 100 MB} and {y 100 MB}.
+// The rows become prefetches, and the pipeline runs them without deadlock.
+TEST(EventSimulator, EachModelChunkGathersItsOwnBuckets) {
+  Workload w = uniform_workload(2, 2, 6, layer("l", ms(1), ms(1), ms(1)), 2, 8, 32);
+  w.program.layers.resize(6);
+  w.program.micro_batches = {{0, 6}, {0, 6}};
+  w.program.after = {6, 6};
+  w.program.pass_per_model_chunk = true;
+  const int64_t virtual_stage[] = {0, 0, 0, 1, 2, 3};  // a, b, c, m, x, y
+  const char* names[] = {"a", "b", "c", "m", "x", "y"};
+  for (int64_t v = 0; v < 4; ++v) {
+    std::vector<bool> set(4, false);
+    set[static_cast<size_t>(v)] = true;
+    w.program.stage_sets.push_back(set);
+  }
+  for (size_t i = 0; i < 6; ++i) {
+    w.program.layers[i].name = names[i];
+    w.program.layers[i].stage_set = static_cast<int32_t>(virtual_stage[i]);
+  }
+  for (const auto& [stage, bytes] : {std::pair{0, 400'000'000}, {1, 200'000'000}}) {
+    Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
+    row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, bytes);
+    row.stage_set = stage;  // virtual stage `stage`: chunk 0 of that stage
+    add_iteration_row(w, row);
+  }
+  w.param_gather_bucket_bytes = 200'000'000;
+  Diagnostics d;
+  const IterationPlan plan = plan_iteration(w, test_cluster(), {}, d);
+  struct Expected {
+    size_t layer, row;
+    int64_t chunk;
+    Bytes bytes;
+  };
+  const Expected expected[] = {{0, 6, 0, 100'000'000},
+                               {1, 6, 0, 200'000'000},
+                               {4, 6, 1, 100'000'000},
+                               {3, 7, 0, 100'000'000},
+                               {5, 7, 1, 100'000'000}};
+  ASSERT_EQ(plan.gather_buckets.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    const CommBucket& b = plan.gather_buckets[i];
+    EXPECT_EQ(b.layer, expected[i].layer) << i;
+    EXPECT_EQ(b.row, expected[i].row) << i;
+    EXPECT_EQ(b.chunk, expected[i].chunk) << i;
+    EXPECT_EQ(b.bytes, expected[i].bytes) << i;
+  }
+  EXPECT_EQ(plan.layers[6].weight_grad.comm->role, CommRole::ParameterPrefetch);
+  EXPECT_EQ(plan.layers[7].weight_grad.comm->role, CommRole::ParameterPrefetch);
+  expect_partitioned(run_event(w));
+  expect_partitioned(run_analytical(w));
 }
 
 TEST(EventSimulator, EverySchedulePartitionsTimeAndNeverDeadlocks) {

@@ -61,6 +61,25 @@ TEST(FlowSimulator, CollectivesJoiningStagesMeetAcrossPrograms) {
   expect_partitioned(flow);
 }
 
+// overlap_param_gather's buckets run as flows: one stage of 4 layers (1 ms each way), dp = 2
+// across servers, a 400 MB parameter all-gather in 100 MB buckets of 2 ms (1/2 x 100 MB /
+// 25 GB/s on each GPU's own NIC): the first exposed whole, each next 1 ms longer than the layer
+// it overlaps, 2 x 4 x 3 + 2 + 3 x 1 = 29 ms, as in the event mode.
+TEST(FlowSimulator, ParameterGatherBucketsRunAsFlows) {
+  Workload w = uniform_workload(1, 2, 4, layer("l", ms(1), ms(1), ms(1)), 1, 8, 16);
+  Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
+  row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, 400'000'000);
+  w.program.layers.push_back(row);
+  w.program.after.end = w.program.layers.size();
+  w.param_gather_bucket_bytes = 100'000'000;
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  const Result flow = run_flow(w, test_cluster(), ring);
+  EXPECT_EQ(flow.iteration_time, ms(29));
+  EXPECT_EQ(flow.breakdown.exposed_comm.at(CommGroup::Data), ms(5));
+  expect_partitioned(flow);
+}
+
 TEST(FlowSimulator, TensorParallelRingsEqualTheirAnalyticalCost) {
   // One stage, tp 8 in a server: every collective a ring of 8 on the switch, alone.
   Layer l = layer("l", ms(1), ms(1), ms(1));
