@@ -6,7 +6,8 @@
 // optimizer state (fp32 master weights, momentum, variance) per parameter, 18 in all; the
 // distributed optimizer (ZeRO-1) divides the 12 by dp, ZeRO-2 the gradients too, ZeRO-3 the
 // weights too; --fp8-param-gather keeps the weights in 1 byte. A stage's parameters are its layers'
-// (tensor-parallel layers divided by tp, routed experts by ep x tp), plus the embedding on the
+// (tensor-parallel layers divided by tp but what every tensor rank holds whole: norms, router,
+// MLA's down-projections; routed experts by ep x tp), plus the embedding on the
 // first stage and the LM head on the last (a copy of the embedding when they are tied and pp > 1),
 // divided by tp (vocab-parallel).
 //

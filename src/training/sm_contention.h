@@ -16,10 +16,10 @@
 // Scope and limitations: the units are interchangeable and the collective's memory traffic costs
 // the compute nothing. f was fitted (least squares in log slowdown) on BF16 GEMMs measured on
 // H200s beside a kernel holding 1 to 66 of the 132 SMs (tests/data/h200_sm_contention.csv and
-// h200_sm_contention_few.csv, docs/references/h200-kernels.md): f = 0.155, mean error 0, mean
-// absolute 7.8 %, where f = 0 was 13 % short on average. Measured slowdowns rise in steps with
-// the units held (cuBLAS's cluster launch); one constant follows their mean, not their steps.
-// Streaming memory from the held SMs added 2 % on average and is not modelled.
+// h200_sm_contention_few.csv, docs/references/h200-kernels.md): f = 0.155, mean error 0 in log
+// (+0.5 % linear), mean absolute 7.8 %, where f = 0 was 13 % short on average. Measured slowdowns
+// rise in steps with the units held (cuBLAS's cluster launch); one constant follows their mean, not
+// their steps. Streaming memory from the held SMs added 2 % on average and is not modelled.
 #pragma once
 
 #include <algorithm>
