@@ -37,6 +37,13 @@ Time add_transfer(const LinkGraph& links, const Transfer& x, std::vector<double>
   return Time::zero();
 }
 
+// A ring's reduce-scatter and all-gather route the same transfers step for step, and its
+// all-reduce runs them twice (collective_pattern): the three share the all-gather's routing.
+bool shares_ring_routing(Algorithm a, CollectiveKind kind) {
+  return a == Algorithm::Ring &&
+         (kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter);
+}
+
 }  // namespace
 
 CollectiveModel::CollectiveModel(const LinkGraph& links, std::vector<std::vector<int64_t>> groups)
@@ -143,9 +150,15 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
 const std::vector<CollectiveModel::Step>& CollectiveModel::profile(Algorithm a,
                                                                    CollectiveKind kind) const {
   const auto key = std::make_pair(a, kind);
-  auto it = profiles_.find(key);
-  if (it == profiles_.end()) it = profiles_.emplace(key, build(a, kind)).first;
-  return it->second;
+  if (const auto it = profiles_.find(key); it != profiles_.end()) return it->second;
+  if (!shares_ring_routing(a, kind)) return profiles_.emplace(key, build(a, kind)).first->second;
+  std::vector<Step> steps = profile(Algorithm::Ring, CollectiveKind::AllGather);
+  if (kind == CollectiveKind::AllReduce)
+    for (Step& step : steps)
+      if (!step.base)
+        for (StepRun& r : step.runs)
+          r.count *= 2;
+  return profiles_.emplace(key, std::move(steps)).first->second;
 }
 
 const CollectiveModel::Totals& CollectiveModel::totals(Algorithm a, CollectiveKind kind) const {
