@@ -5,6 +5,15 @@
 #include "network/group_kind.h"
 
 namespace orrery {
+namespace {
+
+// Whether the groups formed by varying `axes` hold one rank each (every axis of size 1).
+bool one_rank(const RankPlacement& placement, const std::vector<size_t>& axes) {
+  return std::all_of(axes.begin(), axes.end(),
+                     [&](size_t a) { return placement.axes()[a].size == 1; });
+}
+
+}  // namespace
 
 GroupPricing::GroupPricing(const Topology& topology, std::vector<ParallelAxis> axes,
                            const std::vector<TrainingAxis>& order,
@@ -16,6 +25,13 @@ GroupPricing::GroupPricing(const Topology& topology, std::vector<ParallelAxis> a
   for (const CommGroup group : kTrainingGroups) {
     const size_t i = index(group);
     const std::vector<size_t> varied = group_axes(group, order);
+    if (one_rank(placement_, varied)) {
+      // Every group is one GPU, alike wherever it lies, and its collectives are free: no kind.
+      const int64_t rank = 0;
+      shapes_[i] = placement_.shape_of({&rank, 1});
+      uniform_[i] = true;
+      continue;
+    }
     kinds_[i] = at_axis_ends(group) ? group_kind(placement_.ends_of(varied.front()), varied)
                                     : group_kind(placement_, varied);
     shapes_[i] = kinds_[i]->shape;
