@@ -103,7 +103,7 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
     // so the loads carry each group's share and the frame's scale is the message itself.
     std::vector<FlowStep> frame = {direct_exchange_frame(t, kind, groups.front())};
     frame.front().scale = {};
-    append_base_latency(t, groups.front(), frame);
+    append_base_latency(t, shape_of(t, groups.front()), frame);
     for (size_t i = 0; i < groups.size(); ++i) {
       const double share = 1.0 / static_cast<double>(groups[i].size());
       graph.add_all_pairs_load(groups[i], share, load);
