@@ -88,6 +88,34 @@ CollectiveModel::Step CollectiveModel::evaluate(const LinkGraph& graph,
   return s;
 }
 
+CollectiveModel::GroupPatterns CollectiveModel::group_patterns(
+    Algorithm a, CollectiveKind kind, const std::vector<std::vector<int64_t>>& groups) const {
+  GroupPatterns out;
+  out.source.resize(groups.size());
+  out.moved.assign(groups.size(), 0);
+  const bool ring = local_ && a == Algorithm::Ring && !is_rooted(kind);
+  const int64_t server_gpus = kind_.server_gpus;
+  // Rings: each group moved back to start on server 0, and (its pattern, how far it was moved).
+  std::map<std::vector<int64_t>, std::pair<size_t, int64_t>> seen;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (ring) {
+      const int64_t moved = groups[g].front() / server_gpus * server_gpus;
+      std::vector<int64_t> at_start = groups[g];
+      for (int64_t& m : at_start)
+        m -= moved;
+      const auto [it, fresh] = seen.try_emplace(std::move(at_start), out.patterns.size(), moved);
+      if (!fresh) {
+        out.source[g] = it->second.first;
+        out.moved[g] = moved - it->second.second;
+        continue;
+      }
+    }
+    out.source[g] = out.patterns.size();
+    out.patterns.push_back(collective_pattern(topology(), a, kind, groups[g]));
+  }
+  return out;
+}
+
 std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, CollectiveKind kind) const {
   const Topology& t = topology();
   const LinkGraph& graph = local_ ? *local_ : links_;
@@ -117,18 +145,19 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
     }
     return steps;
   }
-  std::vector<std::vector<FlowStep>> patterns;
-  for (const auto& g : groups)
-    patterns.push_back(collective_pattern(t, a, kind, g));
+  const GroupPatterns patterns = group_patterns(a, kind, groups);
   const size_t outer = t.size() - 1;
   const int64_t server_gpus = kind_.server_gpus;
-  for (size_t i = 0; i < patterns.front().size(); ++i) {
+  for (size_t i = 0; i < patterns.of(0).size(); ++i) {
     std::fill(load.begin(), load.end(), 0.0);
     if (leafy) leaves->clear();
     Time latency;  // of the first group's routes, as the flow mode charges a step without one
-    for (size_t g = 0; g < patterns.size(); ++g) {
-      if (i >= patterns[g].size()) continue;  // groups not alike: align their steps by index
-      for (const Transfer& x : patterns[g][i].transfers) {
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const std::vector<FlowStep>& pattern = patterns.of(g);
+      if (i >= pattern.size()) continue;  // groups not alike: align their steps by index
+      for (Transfer x : pattern[i].transfers) {
+        x.src += patterns.moved[g];
+        x.dst += patterns.moved[g];  // a ring's transfers are between GPUs
         const Time l = add_transfer(graph, x, load);
         if (g == 0) latency = std::max(latency, l);
         if (leafy && x.dst >= 0) {
@@ -140,9 +169,9 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
                       kind_.servers[static_cast<size_t>(x.dst / server_gpus)], rail, x.bytes);
         }
       }
-      routed_ += static_cast<int64_t>(patterns[g][i].transfers.size());
+      routed_ += static_cast<int64_t>(pattern[i].transfers.size());
     }
-    steps.push_back(evaluate(graph, load, leaf_load(), patterns.front()[i], latency));
+    steps.push_back(evaluate(graph, load, leaf_load(), patterns.of(0)[i], latency));
   }
   return steps;
 }
