@@ -157,7 +157,7 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
       if (i >= pattern.size()) continue;  // groups not alike: align their steps by index
       for (Transfer x : pattern[i].transfers) {
         x.src += patterns.moved[g];
-        x.dst += patterns.moved[g];  // a ring's transfers are between GPUs
+        x.dst += patterns.moved[g];  // only rings move, and their transfers are between GPUs
         const Time l = add_transfer(graph, x, load);
         if (g == 0) latency = std::max(latency, l);
         if (leafy && x.dst >= 0) {
