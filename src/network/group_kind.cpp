@@ -102,14 +102,15 @@ GroupKind group_kind(const RankPlacement& placement, std::span<const size_t> axe
   // lie alike (one moved along the fat-tree): one group of each base modulo g is shaped.
   std::vector<int64_t> bases = lattice(inner);
   std::sort(bases.begin(), bases.end());
-  const std::vector<int64_t> offsets = lattice(varied);
-  std::set<int64_t> shaped;
+  std::vector<int64_t> offsets = lattice(varied);
+  std::sort(offsets.begin(), offsets.end());  // so every group's members are in GPU order
+  std::vector<bool> shaped(static_cast<size_t>(g), false);
   for (const int64_t base : bases) {
     std::vector<int64_t> members(offsets.size());
     for (size_t i = 0; i < offsets.size(); ++i)
       members[i] = base + offsets[i];
-    std::sort(members.begin(), members.end());
-    if (shaped.insert(base % g).second) {
+    if (!shaped[static_cast<size_t>(base % g)]) {
+      shaped[static_cast<size_t>(base % g)] = true;
       GroupShape shape = shape_of(t, members);
       if (kind.groups.empty())
         kind.shape = std::move(shape);
