@@ -70,7 +70,7 @@ const CollectiveModel& GroupPricing::model(CommGroup group) {
 CollectiveCost GroupPricing::price(CollectiveKind kind, CommGroup group, Bytes bytes,
                                    Algorithm algorithm) {
   CollectiveCosts& costs = group == CommGroup::World && world_costs_ ? *world_costs_ : costs_;
-  const auto key = std::make_tuple(kind, kTrainingGroups[same_as_[index(group)]], bytes, algorithm);
+  const CostKey key{kind, kTrainingGroups[same_as_[index(group)]], bytes, algorithm};
   if (const auto it = costs.find(key); it != costs.end()) return it->second;
   const CollectiveCost cost =
       shape(group).ranks <= 1

@@ -21,7 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "network/collective_algorithms.h"
@@ -41,8 +41,20 @@ inline constexpr std::array kTrainingGroups = {
 static_assert(kTrainingGroups.size() == kCommGroups);
 
 // Collective costs priced so far, by (kind, group, bytes, algorithm).
-using CollectiveCosts =
-    std::map<std::tuple<CollectiveKind, CommGroup, Bytes, Algorithm>, CollectiveCost>;
+struct CostKey {
+  CollectiveKind kind;
+  CommGroup group;
+  Bytes bytes;
+  Algorithm algorithm;
+  bool operator==(const CostKey&) const = default;
+};
+struct CostKeyHash {
+  size_t operator()(const CostKey& k) const {
+    return std::hash<Bytes>{}(k.bytes) ^ (static_cast<size_t>(k.kind) << 48) ^
+           (static_cast<size_t>(k.group) << 52) ^ (static_cast<size_t>(k.algorithm) << 58);
+  }
+};
+using CollectiveCosts = std::unordered_map<CostKey, CollectiveCost, CostKeyHash>;
 
 class GroupPricing {
  public:
