@@ -137,8 +137,10 @@ std::vector<std::vector<int64_t>> channel_rings(const Topology& t,
   const auto dims = spanned_dimensions(t, sorted);
   const auto e = t.fat_tree();
   if (e && std::find(dims.begin(), dims.end(), *e) != dims.end()) return rail_rings(t, *e, sorted);
+  // Inside one switch domain (no dimension spanned but the first) or off switches: rank order.
+  const bool one_domain = std::all_of(dims.begin(), dims.end(), [](size_t d) { return d == 0; });
+  if (one_domain || t[0].kind != DimensionKind::Switch) return {sorted};
   const auto blocks = groups_outside(t, sorted, 0);
-  if (blocks.size() == 1 || t[0].kind != DimensionKind::Switch) return {sorted};
   int64_t channels = 0;
   for (const auto& b : blocks)
     channels = std::max<int64_t>(channels, static_cast<int64_t>(b.size()));
@@ -157,8 +159,8 @@ std::vector<std::vector<int64_t>> channel_rings(const Topology& t,
   return rings;
 }
 
-std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind,
-                           std::span<const int64_t> members) {
+std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind, std::span<const int64_t> members,
+                           const GroupShape& shape) {
   const auto n = static_cast<double>(members.size());
   std::vector<std::vector<int64_t>> rings = channel_rings(t, members);
   double share = 1 / (n * static_cast<double>(rings.size()));
@@ -166,8 +168,7 @@ std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind,
     add_reverse_rings(rings);
     share /= 2;
   }
-  return {ring_step(t, rings, ring_hops(shape_of(t, members)),
-                    kind == CollectiveKind::AllReduce ? 2 : 1, share)};
+  return {ring_step(t, rings, ring_hops(shape), kind == CollectiveKind::AllReduce ? 2 : 1, share)};
 }
 
 // Broadcast (from members[0]) and reduce (to it) as a pipelined chain along each channel's ring
@@ -178,7 +179,7 @@ std::vector<FlowStep> ring(const Topology& t, CollectiveKind kind,
 // root's server elsewhere crosses one more server boundary, which this leaves out). A reduce
 // runs the same chains towards the root, each transfer retracing the broadcast's route.
 std::vector<FlowStep> chain(const Topology& t, CollectiveKind kind,
-                            std::span<const int64_t> members) {
+                            std::span<const int64_t> members, const GroupShape& shape) {
   const auto n = static_cast<int64_t>(members.size());
   const int64_t root = members.front();
   std::vector<std::vector<int64_t>> chains = channel_rings(t, members);
@@ -194,7 +195,6 @@ std::vector<FlowStep> chain(const Topology& t, CollectiveKind kind,
     }
   }
   step.scale = {1 / static_cast<double>(chains.size()), n - 2};
-  const GroupShape shape = shape_of(t, members);
   const int out = shape.outermost();
   step.runs = {
       {1, ring_pass_latency(t, shape), out >= 0 && is_network(t, static_cast<size_t>(out))}};
@@ -344,9 +344,10 @@ bool decomposes(Algorithm algorithm) {
 std::vector<FlowStep> collective_pattern(const Topology& t, Algorithm algorithm,
                                          CollectiveKind kind, std::span<const int64_t> members) {
   if (members.size() < 2) return {};
+  const GroupShape shape = shape_of(t, members);
   std::vector<FlowStep> steps;
   if (is_rooted(kind)) {
-    steps = chain(t, kind, members);
+    steps = chain(t, kind, members, shape);
   } else if (kind == CollectiveKind::SendRecv) {
     steps = shift(t, members);
   } else {
@@ -367,11 +368,11 @@ std::vector<FlowStep> collective_pattern(const Topology& t, Algorithm algorithm,
       case Algorithm::Tree:
       case Algorithm::NvlsTree:
       case Algorithm::Auto:
-        steps = ring(t, kind, members);
+        steps = ring(t, kind, members, shape);
         break;
     }
   }
-  append_base_latency(t, members, steps);
+  append_base_latency(t, shape, steps);
   return steps;
 }
 
@@ -386,9 +387,8 @@ FlowStep direct_exchange_frame(const Topology& t, CollectiveKind kind,
   return frame;
 }
 
-void append_base_latency(const Topology& t, std::span<const int64_t> members,
-                         std::vector<FlowStep>& steps) {
-  const Time base = collective_base_latency(t, shape_of(t, members));
+void append_base_latency(const Topology& t, const GroupShape& shape, std::vector<FlowStep>& steps) {
+  const Time base = collective_base_latency(t, shape);
   if (base == Time::zero()) return;
   FlowStep last;
   last.runs = {{1, base}};

@@ -87,8 +87,9 @@ std::vector<FlowStep> collective_pattern(const Topology& topology, Algorithm alg
 // without listing them (LinkGraph::add_all_pairs_load).
 FlowStep direct_exchange_frame(const Topology& topology, CollectiveKind kind,
                                std::span<const int64_t> members);
-// Appends the collective's base latency as a last step of no transfers (none when it is 0).
-void append_base_latency(const Topology& topology, std::span<const int64_t> members,
+// Appends the base latency of a collective among members of `shape` as a last step of no
+// transfers (none when it is 0).
+void append_base_latency(const Topology& topology, const GroupShape& shape,
                          std::vector<FlowStep>& steps);
 
 // The same for a message of `bytes`, transfers in bytes, those between the same two GPUs merged.

@@ -37,6 +37,13 @@ Time add_transfer(const LinkGraph& links, const Transfer& x, std::vector<double>
   return Time::zero();
 }
 
+// A ring's reduce-scatter and all-gather route the same transfers step for step, and its
+// all-reduce runs them twice (collective_pattern): the three share the all-gather's routing.
+bool shares_ring_routing(Algorithm a, CollectiveKind kind) {
+  return a == Algorithm::Ring &&
+         (kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter);
+}
+
 }  // namespace
 
 CollectiveModel::CollectiveModel(const LinkGraph& links, std::vector<std::vector<int64_t>> groups)
@@ -81,6 +88,34 @@ CollectiveModel::Step CollectiveModel::evaluate(const LinkGraph& graph,
   return s;
 }
 
+CollectiveModel::GroupPatterns CollectiveModel::group_patterns(
+    Algorithm a, CollectiveKind kind, const std::vector<std::vector<int64_t>>& groups) const {
+  GroupPatterns out;
+  out.source.resize(groups.size());
+  out.moved.assign(groups.size(), 0);
+  const bool ring = local_ && a == Algorithm::Ring && !is_rooted(kind);
+  const int64_t server_gpus = kind_.server_gpus;
+  // Rings: each group moved back to start on server 0, and (its pattern, how far it was moved).
+  std::map<std::vector<int64_t>, std::pair<size_t, int64_t>> seen;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (ring) {
+      const int64_t moved = groups[g].front() / server_gpus * server_gpus;
+      std::vector<int64_t> at_start = groups[g];
+      for (int64_t& m : at_start)
+        m -= moved;
+      const auto [it, fresh] = seen.try_emplace(std::move(at_start), out.patterns.size(), moved);
+      if (!fresh) {
+        out.source[g] = it->second.first;
+        out.moved[g] = moved - it->second.second;
+        continue;
+      }
+    }
+    out.source[g] = out.patterns.size();
+    out.patterns.push_back(collective_pattern(topology(), a, kind, groups[g]));
+  }
+  return out;
+}
+
 std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, CollectiveKind kind) const {
   const Topology& t = topology();
   const LinkGraph& graph = local_ ? *local_ : links_;
@@ -96,7 +131,7 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
     // so the loads carry each group's share and the frame's scale is the message itself.
     std::vector<FlowStep> frame = {direct_exchange_frame(t, kind, groups.front())};
     frame.front().scale = {};
-    append_base_latency(t, groups.front(), frame);
+    append_base_latency(t, shape_of(t, groups.front()), frame);
     for (size_t i = 0; i < groups.size(); ++i) {
       const double share = 1.0 / static_cast<double>(groups[i].size());
       graph.add_all_pairs_load(groups[i], share, load);
@@ -110,18 +145,19 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
     }
     return steps;
   }
-  std::vector<std::vector<FlowStep>> patterns;
-  for (const auto& g : groups)
-    patterns.push_back(collective_pattern(t, a, kind, g));
+  const GroupPatterns patterns = group_patterns(a, kind, groups);
   const size_t outer = t.size() - 1;
   const int64_t server_gpus = kind_.server_gpus;
-  for (size_t i = 0; i < patterns.front().size(); ++i) {
+  for (size_t i = 0; i < patterns.of(0).size(); ++i) {
     std::fill(load.begin(), load.end(), 0.0);
     if (leafy) leaves->clear();
     Time latency;  // of the first group's routes, as the flow mode charges a step without one
-    for (size_t g = 0; g < patterns.size(); ++g) {
-      if (i >= patterns[g].size()) continue;  // groups not alike: align their steps by index
-      for (const Transfer& x : patterns[g][i].transfers) {
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const std::vector<FlowStep>& pattern = patterns.of(g);
+      if (i >= pattern.size()) continue;  // groups not alike: align their steps by index
+      for (Transfer x : pattern[i].transfers) {
+        x.src += patterns.moved[g];
+        x.dst += patterns.moved[g];  // only rings move, and their transfers are between GPUs
         const Time l = add_transfer(graph, x, load);
         if (g == 0) latency = std::max(latency, l);
         if (leafy && x.dst >= 0) {
@@ -133,9 +169,9 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
                       kind_.servers[static_cast<size_t>(x.dst / server_gpus)], rail, x.bytes);
         }
       }
-      routed_ += static_cast<int64_t>(patterns[g][i].transfers.size());
+      routed_ += static_cast<int64_t>(pattern[i].transfers.size());
     }
-    steps.push_back(evaluate(graph, load, leaf_load(), patterns.front()[i], latency));
+    steps.push_back(evaluate(graph, load, leaf_load(), patterns.of(0)[i], latency));
   }
   return steps;
 }
@@ -143,9 +179,15 @@ std::vector<CollectiveModel::Step> CollectiveModel::build(Algorithm a, Collectiv
 const std::vector<CollectiveModel::Step>& CollectiveModel::profile(Algorithm a,
                                                                    CollectiveKind kind) const {
   const auto key = std::make_pair(a, kind);
-  auto it = profiles_.find(key);
-  if (it == profiles_.end()) it = profiles_.emplace(key, build(a, kind)).first;
-  return it->second;
+  if (const auto it = profiles_.find(key); it != profiles_.end()) return it->second;
+  if (!shares_ring_routing(a, kind)) return profiles_.emplace(key, build(a, kind)).first->second;
+  std::vector<Step> steps = profile(Algorithm::Ring, CollectiveKind::AllGather);
+  if (kind == CollectiveKind::AllReduce)
+    for (Step& step : steps)
+      if (!step.base)
+        for (StepRun& r : step.runs)
+          r.count *= 2;
+  return profiles_.emplace(key, std::move(steps)).first->second;
 }
 
 const CollectiveModel::Totals& CollectiveModel::totals(Algorithm a, CollectiveKind kind) const {

@@ -108,6 +108,18 @@ class CollectiveModel {
   int64_t max_channels(Algorithm algorithm) const;
   const std::vector<Step>& profile(Algorithm algorithm, CollectiveKind kind) const;
   std::vector<Step> build(Algorithm algorithm, CollectiveKind kind) const;
+  // The decompositions (collective_pattern) of `groups`. A ring's transfers depend only on where
+  // the members sit in their servers and in which order the servers come (channel_rings), so on a
+  // compact kind's servers a group that is an earlier one moved by whole servers takes that
+  // group's pattern, its GPU ids moved alike: each arrangement is decomposed once.
+  struct GroupPatterns {
+    std::vector<std::vector<FlowStep>> patterns;
+    std::vector<size_t> source;  // per group: its pattern
+    std::vector<int64_t> moved;  // per group: added to its pattern's GPU ids
+    const std::vector<FlowStep>& of(size_t group) const { return patterns[source[group]]; }
+  };
+  GroupPatterns group_patterns(Algorithm algorithm, CollectiveKind kind,
+                               const std::vector<std::vector<int64_t>>& groups) const;
   Step evaluate(const LinkGraph& graph, const std::vector<double>& load, double leaf_load,
                 const FlowStep& step, Time route_latency) const;
 

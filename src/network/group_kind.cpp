@@ -98,23 +98,30 @@ GroupKind group_kind(const RankPlacement& placement, std::span<const size_t> axe
   if (static_cast<int64_t>(servers.size()) * g != static_cast<int64_t>(gpus.size()))
     return every_group(placement, axes);
 
+  // Every group is its base plus the same offsets, so two whose bases differ by whole servers
+  // lie alike (one moved along the fat-tree): one group of each base modulo g is shaped.
   std::vector<int64_t> bases = lattice(inner);
   std::sort(bases.begin(), bases.end());
-  const std::vector<int64_t> offsets = lattice(varied);
-  std::vector<GroupShape> shapes;
+  std::vector<int64_t> offsets = lattice(varied);
+  std::sort(offsets.begin(), offsets.end());  // so every group's members are in GPU order
+  std::vector<bool> shaped(static_cast<size_t>(g), false);
   for (const int64_t base : bases) {
     std::vector<int64_t> members(offsets.size());
     for (size_t i = 0; i < offsets.size(); ++i)
       members[i] = base + offsets[i];
-    std::sort(members.begin(), members.end());
-    shapes.push_back(shape_of(t, members));
-    if (!same_layout(shapes.back(), shapes.front())) return every_group(placement, axes);
+    if (!shaped[static_cast<size_t>(base % g)]) {
+      shaped[static_cast<size_t>(base % g)] = true;
+      GroupShape shape = shape_of(t, members);
+      if (kind.groups.empty())
+        kind.shape = std::move(shape);
+      else if (!same_layout(shape, kind.shape))
+        return every_group(placement, axes);
+    }
     kind.groups.push_back(std::move(members));
   }
 
   // Whether a group reaches more than one leaf depends on where its copy sits among the pods:
   // on its shift modulo servers_per_leaf, of which there are at most that many.
-  kind.shape = shapes.front();
   kind.shape.crosses_leaves = false;
   const int64_t per_leaf = t[outer].servers_per_leaf;
   if (per_leaf > 0) {

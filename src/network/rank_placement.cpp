@@ -57,14 +57,11 @@ GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks) {
     if (dim.kind == DimensionKind::FatTree && dim.servers_per_leaf > 0 &&
         at.front().second / dim.servers_per_leaf != at.back().second / dim.servers_per_leaf)
       shape.crosses_leaves = true;
-    // Level-d blocks: members sharing every coordinate from d outwards.
-    std::vector<int64_t> block(ranks.size());
-    for (size_t i = 0; i < ranks.size(); ++i)
-      block[i] = ranks[i] / below;
-    if (!std::is_sorted(block.begin(), block.end())) std::sort(block.begin(), block.end());
+    // Level-d blocks: members sharing every coordinate from d outwards, i.e. one pair of `at`
+    // (sorted, so a block's members are adjacent).
     int64_t blocks = 0, count = 0, fewest = shape.ranks;
-    for (size_t i = 0; i < block.size(); ++i) {
-      if (i == 0 || block[i] != block[i - 1]) {
+    for (size_t i = 0; i < at.size(); ++i) {
+      if (i == 0 || at[i] != at[i - 1]) {
         if (i > 0) fewest = std::min(fewest, count);
         ++blocks;
         count = 0;

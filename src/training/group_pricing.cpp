@@ -5,6 +5,17 @@
 #include "network/group_kind.h"
 
 namespace orrery {
+namespace {
+
+// The axes of `varied` that have more than one coordinate, ascending: the groups depend on these
+// alone (an axis of size 1 adds no member and no group).
+std::vector<size_t> spread_axes(const RankPlacement& placement, std::vector<size_t> varied) {
+  std::erase_if(varied, [&](size_t a) { return placement.axes()[a].size == 1; });
+  std::sort(varied.begin(), varied.end());
+  return varied;
+}
+
+}  // namespace
 
 GroupPricing::GroupPricing(const Topology& topology, std::vector<ParallelAxis> axes,
                            const std::vector<TrainingAxis>& order,
@@ -13,13 +24,31 @@ GroupPricing::GroupPricing(const Topology& topology, std::vector<ParallelAxis> a
       placement_(std::move(axes), topology_),
       links_(topology_, placement_.world_size()),
       world_costs_(std::move(world_costs)) {
+  std::array<std::vector<size_t>, kTrainingGroups.size()> spread;
   for (const CommGroup group : kTrainingGroups) {
     const size_t i = index(group);
     const std::vector<size_t> varied = group_axes(group, order);
-    kinds_[i] = at_axis_ends(group) ? group_kind(placement_.ends_of(varied.front()), varied)
-                                    : group_kind(placement_, varied);
-    shapes_[i] = kinds_[i]->shape;
-    uniform_[i] = kinds_[i]->uniform;
+    spread[i] = spread_axes(placement_, varied);
+    same_as_[i] = i;
+    for (size_t j = 0; j < i && group != CommGroup::World; ++j)
+      if (spread[j] == spread[i] && at_axis_ends(kTrainingGroups[j]) == at_axis_ends(group)) {
+        same_as_[i] = j;
+        break;
+      }
+    if (same_as_[i] != i) {
+      shapes_[i] = shapes_[same_as_[i]];
+      uniform_[i] = uniform_[same_as_[i]];
+    } else if (spread[i].empty()) {
+      // Every group is one GPU, alike wherever it lies, and its collectives are free: no kind.
+      const int64_t rank = 0;
+      shapes_[i] = placement_.shape_of({&rank, 1});
+      uniform_[i] = true;
+    } else {
+      kinds_[i] = at_axis_ends(group) ? group_kind(placement_.ends_of(varied.front()), varied)
+                                      : group_kind(placement_, varied);
+      shapes_[i] = kinds_[i]->shape;
+      uniform_[i] = kinds_[i]->uniform;
+    }
   }
   pipeline_pair_ = placement_.neighbour_shape(group_axes(CommGroup::Pipeline, order).front());
 }
@@ -30,7 +59,7 @@ size_t GroupPricing::index(CommGroup group) {
 }
 
 const CollectiveModel& GroupPricing::model(CommGroup group) {
-  const size_t i = index(group);
+  const size_t i = same_as_[index(group)];
   if (!models_[i]) {
     models_[i] = std::make_unique<CollectiveModel>(links_, std::move(*kinds_[i]));
     kinds_[i].reset();
@@ -41,7 +70,7 @@ const CollectiveModel& GroupPricing::model(CommGroup group) {
 CollectiveCost GroupPricing::price(CollectiveKind kind, CommGroup group, Bytes bytes,
                                    Algorithm algorithm) {
   CollectiveCosts& costs = group == CommGroup::World && world_costs_ ? *world_costs_ : costs_;
-  const auto key = std::make_tuple(kind, group, bytes, algorithm);
+  const CostKey key{kind, kTrainingGroups[same_as_[index(group)]], bytes, algorithm};
   if (const auto it = costs.find(key); it != costs.end()) return it->second;
   const CollectiveCost cost =
       shape(group).ranks <= 1

@@ -2,7 +2,10 @@
 // lie, the link graph the groups share, each kind of group's collective model (network/
 // collective_model.h) and the costs priced so far. Building it routes every kind of group once
 // (network/group_kind.h); after that a collective's cost is a lookup or one closed-form
-// evaluation. It keeps its own copy of the topology, so it outlives the cluster it was built from.
+// evaluation. Kinds that vary the same axes of size > 1 (the expert-data groups when EP is 1, the
+// model-parallel groups when PP or TP is 1) are the same groups, built and priced once; kinds of
+// one-rank groups are never built. It keeps its own copy of the topology, so it outlives the
+// cluster it was built from.
 //
 // GroupPricingCache shares one GroupPricing between plans whose groups are the same (a search
 // varies micro-batch size, recompute, ZeRO stage and schedule over one layout many times): the
@@ -18,7 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "network/collective_algorithms.h"
@@ -38,8 +41,20 @@ inline constexpr std::array kTrainingGroups = {
 static_assert(kTrainingGroups.size() == kCommGroups);
 
 // Collective costs priced so far, by (kind, group, bytes, algorithm).
-using CollectiveCosts =
-    std::map<std::tuple<CollectiveKind, CommGroup, Bytes, Algorithm>, CollectiveCost>;
+struct CostKey {
+  CollectiveKind kind;
+  CommGroup group;
+  Bytes bytes;
+  Algorithm algorithm;
+  bool operator==(const CostKey&) const = default;
+};
+struct CostKeyHash {
+  size_t operator()(const CostKey& k) const {
+    return std::hash<Bytes>{}(k.bytes) ^ (static_cast<size_t>(k.kind) << 48) ^
+           (static_cast<size_t>(k.group) << 52) ^ (static_cast<size_t>(k.algorithm) << 58);
+  }
+};
+using CollectiveCosts = std::unordered_map<CostKey, CollectiveCost, CostKeyHash>;
 
 class GroupPricing {
  public:
@@ -73,6 +88,10 @@ class GroupPricing {
   Topology topology_;  // first: the placement and the link graph refer to it
   RankPlacement placement_;
   LinkGraph links_;
+  // Per group, the index of the first group that forms the same groups (varies the same axes
+  // of size > 1, at the axis ends or not; never the world group): its kind, model and costs
+  // serve both.
+  std::array<size_t, kTrainingGroups.size()> same_as_{};
   std::array<std::optional<GroupKind>, kTrainingGroups.size()> kinds_;  // moved into models_
   std::array<std::unique_ptr<CollectiveModel>, kTrainingGroups.size()> models_;
   std::array<GroupShape, kTrainingGroups.size()> shapes_;

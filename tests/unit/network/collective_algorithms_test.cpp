@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "network/collective_flows.h"
+
 #include "test_topologies.h"
 
 namespace orrery {
@@ -67,6 +69,54 @@ TEST(Ring, AcrossServersEveryLocalRankBringsItsNicShare) {
     EXPECT_EQ(Model(two_tier(), groups, 128)
                   .model.time(Algorithm::Direct, CollectiveKind::AllToAll, 16'000'000),
               us(965));
+}
+
+// A ring's reduce-scatter, all-gather and all-reduce share one routing in the analytical model
+// (the all-reduce counting each step twice). Ring decompositions on a server, across servers on
+// rails, on a torus (rings both ways) and on a group in parts of two servers / the all-gather's
+// transfers are the others' and its step counts half the all-reduce's, because that is what the
+// sharing assumes; and a model pricing all three routes what the all-gather alone does.
+TEST(Ring, ReduceScatterAllGatherAndAllReduceShareOneRouting) {
+  const std::vector<std::pair<Topology, std::vector<int64_t>>> cases = {
+      {two_tier(), ranks(8)},
+      {two_tier(), ranks(32)},
+      {two_tier(), ranks(16, 8, 3)},
+      {two_tier(), {2, 3, 4, 10, 11, 12}},
+      {torus(), ranks(16)}};
+  for (const auto& [t, members] : cases) {
+    const auto steps = [&](CollectiveKind kind) {
+      return collective_pattern(t, Algorithm::Ring, kind, members);
+    };
+    const std::vector<FlowStep> gather = steps(CollectiveKind::AllGather);
+    for (const CollectiveKind kind : {CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
+      const std::vector<FlowStep> other = steps(kind);
+      ASSERT_EQ(other.size(), gather.size());
+      for (size_t i = 0; i < gather.size(); ++i) {
+        ASSERT_EQ(other[i].transfers.size(), gather[i].transfers.size());
+        for (size_t x = 0; x < gather[i].transfers.size(); ++x) {
+          EXPECT_EQ(other[i].transfers[x].src, gather[i].transfers[x].src);
+          EXPECT_EQ(other[i].transfers[x].dst, gather[i].transfers[x].dst);
+          EXPECT_EQ(other[i].transfers[x].bytes, gather[i].transfers[x].bytes);
+        }
+        EXPECT_EQ(other[i].scale.share, gather[i].scale.share);
+        EXPECT_EQ(other[i].base, gather[i].base);
+        ASSERT_EQ(other[i].runs.size(), gather[i].runs.size());
+        const int64_t times = kind == CollectiveKind::AllReduce && !gather[i].base ? 2 : 1;
+        for (size_t r = 0; r < gather[i].runs.size(); ++r) {
+          EXPECT_EQ(other[i].runs[r].count, times * gather[i].runs[r].count);
+          EXPECT_EQ(other[i].runs[r].latency, gather[i].runs[r].latency);
+        }
+      }
+    }
+    const Model all(t, {members}), one(t, {members});
+    for (const CollectiveKind kind :
+         {CollectiveKind::AllReduce, CollectiveKind::ReduceScatter, CollectiveKind::AllGather})
+      all.model.time(Algorithm::Ring, kind, 1 << 20);
+    one.model.time(Algorithm::Ring, CollectiveKind::AllGather, 1 << 20);
+    EXPECT_EQ(all.model.routed(), one.model.routed());
+    EXPECT_EQ(all.model.transfer_seconds(Algorithm::Ring, CollectiveKind::AllReduce, 1e6),
+              2 * one.model.transfer_seconds(Algorithm::Ring, CollectiveKind::AllGather, 1e6));
+  }
 }
 
 TEST(Hierarchical, ReduceScatterUpThenAllGatherDown) {

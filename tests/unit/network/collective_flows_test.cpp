@@ -91,6 +91,41 @@ Topology servers_with_rails(int64_t rails) {
   return testing::ideal(Topology(dims));
 }
 
+// Rings on servers joined by a fat-tree (8 rails, 3 rails on 8 GPUs, a 4-GPU mesh inside) among
+// groups filling servers, spread over them, in parts of servers and out of GPU order / the ring
+// of a group moved by k whole servers is the group's ring with every GPU id moved by k servers,
+// transfer for transfer in the same order, because the analytical model decomposes one group of
+// each arrangement and moves its transfers to the others (CollectiveModel::group_patterns).
+TEST(CollectiveFlows, RingsMovedByWholeServersAreTheMovedGroupsRings) {
+  std::vector<Dimension> mesh = testing::two_tier().dimensions();
+  mesh[0].kind = DimensionKind::Mesh;
+  mesh[0].size = 4;
+  mesh[1].rails = 2;
+  for (const Topology& t : {testing::two_tier(), servers_with_rails(3), Topology(mesh)}) {
+    const int64_t g = t[0].size;
+    const std::vector<std::vector<int64_t>> groups = {
+        first(g), first(2 * g), {1, g + 1, 2 * g + 1}, {2, 3, g + 2, g + 3}, {g + 1, 1, 0, g}};
+    for (const std::vector<int64_t>& group : groups)
+      for (const CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllReduce})
+        for (const int64_t k : {1, 3}) {
+          std::vector<int64_t> moved = group;
+          for (int64_t& m : moved)
+            m += k * g;
+          const auto steps = collective_pattern(t, Algorithm::Ring, kind, group);
+          const auto moved_steps = collective_pattern(t, Algorithm::Ring, kind, moved);
+          ASSERT_EQ(moved_steps.size(), steps.size());
+          for (size_t i = 0; i < steps.size(); ++i) {
+            ASSERT_EQ(moved_steps[i].transfers.size(), steps[i].transfers.size());
+            for (size_t x = 0; x < steps[i].transfers.size(); ++x) {
+              EXPECT_EQ(moved_steps[i].transfers[x].src, steps[i].transfers[x].src + k * g);
+              EXPECT_EQ(moved_steps[i].transfers[x].dst, steps[i].transfers[x].dst + k * g);
+              EXPECT_EQ(moved_steps[i].transfers[x].bytes, steps[i].transfers[x].bytes);
+            }
+          }
+        }
+  }
+}
+
 TEST(CollectiveFlows, FewerNicsThanGpusCarryOneChannelEach) {
   // 4 rails on 8 GPUs (GPUs 2r and 2r + 1 share rail r): 4 channels, one per rail, so a
   // server's ring bandwidth is 4 x 25 = 100 GB/s = the port: 3 servers, 1 GiB all-reduce:

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "cluster/cluster.h"
+#include "network/group_kind.h"
 
 namespace orrery {
 namespace {
@@ -91,6 +94,51 @@ TEST(GroupPricing, WorldCostsSharedBetweenLayouts) {
   EXPECT_EQ(smaller->shape(CommGroup::World).ranks, 32);
   EXPECT_LT(smaller->price(CollectiveKind::AllReduce, CommGroup::World, 4, Algorithm::Auto).time,
             b->price(CollectiveKind::AllReduce, CommGroup::World, 4, Algorithm::Auto).time);
+}
+
+// Layouts of 128 DGX A100 GPUs where kinds of groups coincide (ep 1: the expert-data groups are
+// the data groups; pp 1: the model-parallel groups are the tensor groups; tp 1: the pipeline
+// groups; cp 1 and ep 1: one-rank groups) and one where fewer do (ep 2) / every kind's shape,
+// uniformity and costs are those of its own groups priced on their own, because groups formed by
+// varying the same axes of size > 1 are the same groups, which the pricing prices once.
+TEST(GroupPricing, KindsOfTheSameGroupsShareOnePricing) {
+  const Cluster cluster = load_cluster("dgx-a100");
+  const std::vector<TrainingAxis> order = rank_order({"tp", "ep", "dp", "pp"});
+  struct Degrees {
+    int64_t tp, pp, ep;
+  };
+  for (const Degrees d : {Degrees{8, 1, 1}, Degrees{1, 4, 1}, Degrees{8, 4, 1}, Degrees{2, 2, 2}}) {
+    Parallelism par;
+    par.tp = d.tp;
+    par.pp = d.pp;
+    par.ep = d.ep;
+    par.world_size = 128;
+    const std::vector<ParallelAxis> axes = parallel_axes(par, order);
+    GroupPricing pricing(cluster.network, axes, order);
+    const RankPlacement placement(axes, cluster.network);
+    const LinkGraph links(cluster.network, placement.world_size());
+    for (const CommGroup group : kTrainingGroups) {
+      const std::string what = "tp " + std::to_string(d.tp) + " pp " + std::to_string(d.pp) +
+                               " ep " + std::to_string(d.ep) + ", " + std::string(to_string(group));
+      const std::vector<size_t> varied = group_axes(group, order);
+      GroupKind kind = at_axis_ends(group) ? group_kind(placement.ends_of(varied.front()), varied)
+                                           : group_kind(placement, varied);
+      EXPECT_EQ(pricing.shape(group).ranks, kind.shape.ranks) << what;
+      EXPECT_EQ(pricing.shape(group).span, kind.shape.span) << what;
+      EXPECT_EQ(pricing.uniform(group), kind.uniform) << what;
+      if (kind.shape.ranks <= 1) continue;
+      const CollectiveModel own(links, std::move(kind));
+      for (const CollectiveKind c :
+           {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter})
+        for (const Bytes bytes : {Bytes{4096}, Bytes{50'000'000}}) {
+          const CollectiveCost shared = pricing.price(c, group, bytes, Algorithm::Auto);
+          const CollectiveCost alone = own.cost(c, bytes);
+          EXPECT_EQ(shared.time, alone.time) << what;
+          EXPECT_EQ(shared.algorithm, alone.algorithm) << what;
+          EXPECT_EQ(shared.channels, alone.channels) << what;
+        }
+    }
+  }
 }
 
 // Another network / the cache starts again and prices on it, because an entry is only valid for
