@@ -256,11 +256,11 @@ std::function<int()> add_explore_command(CLI::App& app, explore::Distribution* d
   cmd->add_option("--p2p", a->p2p, "Stage-to-stage transfers: auto, blocking, overlapped")
       ->check(CLI::IsMember({"auto", "blocking", "overlapped"}))
       ->capture_default_str();
-  cmd->add_option(
-      "--vary", a->vary,
-      "KEY=V1,V2,...: plan keys (tp pp cp ep vpp mbs recompute sequence-parallel "
-      "distributed-optimizer zero) narrow the default space; cluster keys (cluster gpus "
-      "device gpus-per-server nic-busbw nvlink-busbw, GB/s) widen it");
+  cmd->add_option("--vary", a->vary,
+                  "KEY=V1,V2,...: plan keys (tp pp cp ep vpp mbs recompute sequence-parallel "
+                  "distributed-optimizer zero overlap-param-gather) narrow the default space; "
+                  "cluster keys (cluster gpus "
+                  "device gpus-per-server nic-busbw nvlink-busbw, GB/s) widen it");
   cmd->add_option("--objective", a->objective, "time, cost, energy or tokens-per-dollar")
       ->check(CLI::IsMember({"time", "cost", "energy", "tokens-per-dollar"}))
       ->capture_default_str();

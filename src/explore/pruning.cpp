@@ -57,7 +57,8 @@ std::optional<PruneRule> prune(const PlanPoint& point, const ClusterChoice& choi
     lighter.recompute = RecomputeMode::None;
     if (fits_memory(spec, lighter, choice.resolved)) return PruneRule::Dominated;
   }
-  if (p.zero >= 1 && p.dp == 1 && c.has_zero[0]) return PruneRule::Dominated;  // nothing to shard
+  // Nothing to shard: the optimizer's state is sharded over DP x CP.
+  if (p.zero >= 1 && p.dp * p.cp == 1 && c.has_zero[0]) return PruneRule::Dominated;
   if (p.zero >= 2 && c.has_zero[p.zero - 1]) {
     lighter = p;
     lighter.zero = p.zero - 1;

@@ -62,6 +62,9 @@ ResultStore::ResultStore(const std::string& path, const RunInfo& run) : path_(pa
     throw InputError("--db " + path + ": cannot open (" + why + ")");
   }
   try {
+    // One transaction from the schema to the first point: a database refused (another model or
+    // cluster) is closed with it rolled back, so it is left as it was found.
+    exec("BEGIN");
     exec(kSchema);
     add_missing_columns();
     check_identity(run);
@@ -82,7 +85,6 @@ ResultStore::ResultStore(const std::string& path, const RunInfo& run) : path_(pa
     run_id_ = sqlite3_last_insert_rowid(db_);
     sqlite3_prepare_v2(db_, kInsert, -1, &insert_, nullptr);
     sqlite3_prepare_v2(db_, kEvent, -1, &event_, nullptr);
-    exec("BEGIN");
   } catch (...) {
     sqlite3_close(db_);
     throw;

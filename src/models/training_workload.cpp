@@ -161,7 +161,8 @@ class Generator {
         static_cast<Bytes>(static_cast<double>(tokens_ / t_ * spec_.hidden) * vb_);
     w.stage_boundary_gathered = !p_.sequence_parallel && t_ > 1;
     w.blocking_p2p = p_.p2p == P2pMode::Blocking || (p_.p2p == P2pMode::Auto && p_.vpp == 1);
-    const int64_t bucket_parameters = std::max<int64_t>(40'000'000, 1'000'000 * p_.dp);
+    // Megatron's bucket: max(40 M, 1 M x the data-parallel size with context parallelism).
+    const int64_t bucket_parameters = std::max<int64_t>(40'000'000, 1'000'000 * p_.dp * p_.cp);
     w.gradient_bucket_bytes = bucket_parameters * kGradientBytes;
     if (p_.overlap_param_gather)
       w.param_gather_bucket_bytes =

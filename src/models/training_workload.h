@@ -25,7 +25,7 @@
 // - recompute: full re-runs each layer's forward (its collectives too) before its backward;
 //   selective re-runs the core attention;
 // - data parallelism, per stage after the last backward: fp32 gradient reduce-scatter (distributed
-//   optimizer, ZeRO >= 1) or all-reduce in Megatron's buckets of max(40M, 1M x dp) parameters,
+//   optimizer, ZeRO >= 1) or all-reduce in Megatron's buckets of max(40M, 1M x dp x cp) parameters,
 //   issued as the last micro-batch's backward completes them; expert parameters over the
 //   expert-data-parallel group; the optimizer step as a memory-bound pass (38 bytes per local
 //   parameter in bf16, 46 in fp16 with its loss scaler's unscale pass, 37 with the weights kept

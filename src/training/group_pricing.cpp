@@ -1,6 +1,7 @@
 #include "training/group_pricing.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "network/group_kind.h"
 
@@ -61,6 +62,8 @@ size_t GroupPricing::index(CommGroup group) {
 const CollectiveModel& GroupPricing::model(CommGroup group) {
   const size_t i = same_as_[index(group)];
   if (!models_[i]) {
+    if (!kinds_[i])  // one-rank groups have no kind: their collectives are free (price)
+      throw std::logic_error("GroupPricing::model: no collective model for a one-rank group");
     models_[i] = std::make_unique<CollectiveModel>(links_, std::move(*kinds_[i]));
     kinds_[i].reset();
   }

@@ -79,6 +79,18 @@ TEST(Search, MemorySavingsThatAreNotNeededAreDominated) {
     EXPECT_EQ(p.point.plan.recompute, RecomputeMode::None);
 }
 
+// GPT-3 1.3B on 8 GPUs as tp 1, pp 1, cp 8 (dp 1), zero {0, 1} / both evaluated: the distributed
+// optimizer shards its state over DP x CP = 8 ranks, so ZeRO-1 is not "nothing to shard" there.
+TEST(Search, ZeroOneShardsOverTheContextRanksToo) {
+  const SearchRequest r =
+      request("gpt3-1.3b", "dgx-a100", 8, 8,
+              {"tp=1", "pp=1", "cp=8", "mbs=1", "recompute=none", "zero=0,1"});
+  const SearchResult s = run_search(r, nullptr);
+  EXPECT_EQ(s.counts.space, 2);
+  EXPECT_EQ(pruned(s, PruneRule::Dominated), 0);
+  EXPECT_EQ(s.counts.evaluated, 2);
+}
+
 // --vary overlap-param-gather=0,1 on the space above (recompute none): zero {0, 1, 2, 3} without
 // it, and with it zero 1 and 2 only (ZeRO 0 has no gather to overlap, ZeRO-3 gathers as it goes):
 // 6 plans. ZeRO-2 and -3 are dominated as before, ZeRO-2 with the overlap too (its ZeRO-1 twin
