@@ -90,6 +90,11 @@ std::optional<ModelScenario> model_scenario(const std::string& model, const Plan
   plan.zero = p.zero;
   plan.fp8_param_gather = p.fp8_param_gather;
   plan.overlap_param_gather = p.overlap_param_gather;
+  if (p.no_align_param_gather && !p.overlap_param_gather)
+    throw InputError(
+        "--no-align-param-gather: expected --overlap-param-gather (it chooses how "
+        "the overlapped parameter gathers are launched)");
+  plan.align_param_gather = !p.no_align_param_gather;
   plan.flash_attention = p.attention != "unfused";
   plan.dtype = *parse_dtype(p.dtype);
   plan.p2p = p.p2p == "blocking"     ? P2pMode::Blocking
@@ -176,7 +181,14 @@ std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, Pl
                                "With a sharded optimizer and dp x cp > 1: the updated "
                                "parameters all-gathered bucket by bucket during the next "
                                "forward instead of after the optimizer (Megatron's "
-                               "overlap_param_gather, as NeMo's recipes run)")
+                               "overlap_param_gather, as NeMo's recipes run); under the "
+                               "interleaved schedule each model chunk's gather is launched "
+                               "whole from the schedule (Megatron-LM's align_param_gather)")
+                      ->group("Model and parallel plan"));
+  flags.push_back(cmd.add_flag("--no-align-param-gather", p.no_align_param_gather,
+                               "With --overlap-param-gather: each bucket gathered only once the "
+                               "forward has waited for the one before, in every model chunk "
+                               "(Megatron-LM's --no-align-param-gather)")
                       ->group("Model and parallel plan"));
   flags.push_back(cmd.add_option("--zero", p.zero,
                                  "ZeRO stage: 1 as --distributed-optimizer; 2 and 3 also shard "

@@ -58,6 +58,10 @@ struct ParallelPlan {
   // iteration's first forward instead of after the optimizer (Megatron's overlap_param_gather,
   // off by default; NeMo's recipes set it).
   bool overlap_param_gather = false;
+  // With overlap_param_gather under the interleaved schedule: each model chunk's gather launched
+  // whole from the schedule (Megatron-LM's align_param_gather, on by default); false: the lazy
+  // chain of buckets (--no-align-param-gather).
+  bool align_param_gather = true;
   bool flash_attention = true;  // false: scores stored (unfused, as Megatron in 2021-22)
   int64_t value_bytes = 2;
   DType dtype = DType::BF16;

@@ -167,6 +167,7 @@ class Generator {
     if (p_.overlap_param_gather)
       w.param_gather_bucket_bytes =
           static_cast<Bytes>(static_cast<double>(bucket_parameters) * weight_bytes());
+    w.align_param_gather = p_.align_param_gather;
 
     Program& program = w.program;
     program.pass_per_model_chunk = true;

@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "training/iteration_plan.h"
+#include "training/param_gather_launch.h"
+#include "training/pipeline_schedule.h"
 
 namespace orrery {
 namespace {
@@ -203,6 +205,63 @@ GroupTimes gather_waits(const IterationPlan& plan, int64_t stage,
   return waits;
 }
 
+// The same waits under the aligned launch (IterationPlan::aligned_gathers): the stage's forwards
+// in schedule order up to its last chunk's first forward (the warm-up: no backward before it) run
+// on one clock of their compute and blocking collectives; each chunk's buckets are issued at its
+// launch (aligned_gather_launches) one after another on their group's stream, and a chunk's
+// first forward waits before each bucket's first layer until it is gathered. As for the chain,
+// SM contention and the stage's waits for its inputs are not counted.
+GroupTimes aligned_gather_waits(const IterationPlan& plan, int64_t stage,
+                                const std::vector<std::vector<size_t>>& gathers_at) {
+  GroupTimes waits;
+  const std::vector<CommBucket>& gathers = plan.gather_buckets;
+  const std::vector<PipelineOp> order =
+      pipeline_order(plan.schedule, plan.parallelism.pp, stage, plan.micro_batches(), plan.chunks);
+  const std::vector<int64_t> launches = aligned_gather_launches(order, stage, plan.chunks);
+  std::vector<Time> done(gathers.size());
+  std::array<Time, kCommGroups> stream_free{};
+  Time clock;  // since the stage's first forward began
+  const auto launch = [&](int64_t index) {
+    for (size_t c = 0; c < launches.size(); ++c) {
+      if (launches[c] != index) continue;
+      for (size_t i = 0; i < gathers.size(); ++i) {
+        const CommBucket& b = gathers[i];
+        if (!plan.runs_row(b.row, stage) ||
+            std::max<int64_t>(b.chunk, 0) != static_cast<int64_t>(c))
+          continue;
+        Time& free = stream_free[static_cast<size_t>(b.group)];
+        free = std::max(free, clock) + b.cost;
+        done[i] = free;
+      }
+    }
+  };
+  launch(-1);
+  int64_t first_forwards_left = plan.chunks;
+  for (size_t k = 0; k < order.size() && first_forwards_left > 0; ++k) {
+    const PipelineOp& op = order[k];
+    if (!op.forward) continue;
+    launch(static_cast<int64_t>(k));
+    const bool first = op.micro_batch == 0;
+    const auto mb = static_cast<size_t>(op.micro_batch);
+    for (const size_t l : plan.chunk_layers(mb)[static_cast<size_t>(op.chunk)]) {
+      if (!plan.runs(l, stage, op.chunk)) continue;
+      for (const size_t i : gathers_at[l]) {
+        const CommBucket& b = gathers[i];
+        if (!first || !plan.runs_row(b.row, stage) || (b.chunk >= 0 && b.chunk != op.chunk))
+          continue;
+        if (done[i] > clock) {
+          waits[b.group] += done[i] - clock;
+          clock = done[i];
+        }
+      }
+      const PlannedPhase& f = plan.layers[l].forward;
+      clock += f.compute + (f.comm ? f.comm->cost : Time::zero());
+    }
+    if (first) --first_forwards_left;
+  }
+  return waits;
+}
+
 // One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
 // and its iteration-level rows, with the overlapped gradient reductions hidden behind the last
 // backward where they fit.
@@ -293,8 +352,9 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
   std::vector<StageTiming> timings;
   for (int64_t s = 0; s < stages; ++s) {
     const auto k = static_cast<size_t>(s);
-    const GroupTimes gathers =
-        gathers_at.empty() ? GroupTimes() : gather_waits(plan, s, gathers_at);
+    const GroupTimes gathers = gathers_at.empty()     ? GroupTimes()
+                               : plan.aligned_gathers ? aligned_gather_waits(plan, s, gathers_at)
+                                                      : gather_waits(plan, s, gathers_at);
     timings.push_back(stage_timing(plan, s, distinct[passes_of[k]], longest, rows[k], gathers));
   }
   return plan_result("analytical", workload, cluster, plan, std::move(timings), options.layer_rows);

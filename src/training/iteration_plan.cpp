@@ -492,6 +492,8 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
   // Parameter gathers over the first micro-batch's forward (overlap_param_gather).
   if (workload.param_gather_bucket_bytes && options.overlap && !program.micro_batches.empty())
     plan_gather_buckets(plan, program, *workload.param_gather_bucket_bytes, pricer);
+  plan.aligned_gathers = workload.align_param_gather && !plan.gather_buckets.empty() &&
+                         plan.schedule == ScheduleKind::Interleaved;
 
   if (par.pp > 1) plan_transfers(plan, workload, pricer, diagnostics);
   return plan;

@@ -18,7 +18,8 @@
 //   its weight-gradient compute). Their data-parallel all-gathers gather the updated parameters
 //   after the optimizer compute and end the iteration; with Workload::param_gather_bucket_bytes
 //   and overlap they are instead split into the same kind of buckets, gathered during each model
-//   chunk's first forward (Megatron's overlap_param_gather; stage_program.h).
+//   chunk's first forward (Megatron's overlap_param_gather; stage_program.h), launched from the
+//   interleaved schedule with Workload::align_param_gather (param_gather_launch.h).
 #pragma once
 
 #include <cstdint>
@@ -102,6 +103,10 @@ struct IterationPlan {
   // Parameter gathers (Workload::param_gather_bucket_bytes, with overlap): each chain (the
   // buckets of one row and model chunk) contiguous, in forward order.
   std::vector<CommBucket> gather_buckets;
+  // The gathers' aligned launch (Workload::align_param_gather) under the interleaved schedule:
+  // each model chunk's buckets issued together from the schedule (param_gather_launch.h) instead
+  // of as the lazy chain; off for the other schedules, which run one chain per chunk.
+  bool aligned_gathers = false;
 
   // Program::pass_per_model_chunk: every chunk's list holds the whole pass, and stage s runs a
   // layer of chunk c only when stage_sets says virtual stage c * pp + s does.

@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "training/param_gather_launch.h"
 #include "training/pipeline_schedule.h"
 #include "training/sm_contention.h"
 
@@ -44,8 +45,11 @@ class StageBuilder {
       }
     program_.tasks.reserve(tasks);
     program_.deps.reserve(2 * tasks);
-    for (const PipelineOp& op : pipeline_order(plan_.schedule, p_, s_, m_, v_))
-      op.forward ? forward(op) : backward(op);
+    const std::vector<PipelineOp> order = pipeline_order(plan_.schedule, p_, s_, m_, v_);
+    if (plan_.aligned_gathers) launches_ = aligned_gather_launches(order, s_, v_);
+    launch_gathers(-1);
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i].forward ? forward(order[i], static_cast<int64_t>(i)) : backward(order[i]);
     finish_iteration();
     return std::move(program_);
   }
@@ -172,9 +176,26 @@ class StageBuilder {
     if (layer.forward.comm) blocking(*layer.forward.comm);
   }
 
+  // The aligned launch (IterationPlan::aligned_gathers): at the start of the forward at `index` in
+  // the schedule order (-1: before the first), the stage's buckets of every model chunk launched
+  // there, in bucket order on their group's stream. A bucket of no chunk counts as chunk 0's.
+  void launch_gathers(int64_t index) {
+    for (size_t c = 0; c < launches_.size(); ++c) {
+      if (launches_[c] != index) continue;
+      for (size_t i = 0; i < plan_.gather_buckets.size(); ++i) {
+        const CommBucket& b = plan_.gather_buckets[i];
+        if (!plan_.runs_row(b.row, s_) || std::max<int64_t>(b.chunk, 0) != static_cast<int64_t>(c))
+          continue;
+        at(b.row, TaskPhase::Bucket);
+        gather_task_[i] = issue_async(b);
+      }
+    }
+  }
+
   // overlap_param_gather, in a chunk's first forward: layer `l` waits for the parameter buckets
-  // it is the first layer of, the first of a chain issued as the forward reaches it; once a bucket
-  // is gathered the next of its chain is issued, overlapping the forward from here on.
+  // it is the first layer of. In the lazy chain the first is issued as the forward reaches it and,
+  // once a bucket is gathered, the next of its chain is issued, overlapping the forward from here
+  // on; aligned, they were all issued from the schedule (launch_gathers).
   void await_gathers(size_t l, int64_t chunk) {
     const std::vector<CommBucket>& gathers = plan_.gather_buckets;
     for (const size_t i : gathers_by_layer_[l]) {
@@ -184,6 +205,7 @@ class StageBuilder {
       if (gather_task_[i] == kNone)
         gather_task_[i] = issue(b.group, b.cost, {b.kind, b.group, b.bytes}, b.algorithm);
       pending_.push_back(gather_task_[i]);
+      if (plan_.aligned_gathers) continue;
       const size_t next = i + 1;
       if (next < gathers.size() && gathers[next].row == b.row && gathers[next].chunk == b.chunk &&
           gather_task_[next] == kNone)
@@ -191,9 +213,11 @@ class StageBuilder {
     }
   }
 
-  void forward(const PipelineOp& op) {
+  // `index`: the forward's place in the schedule order.
+  void forward(const PipelineOp& op, int64_t index) {
     in_pass(op.micro_batch, op.chunk);
     start_pass(op);
+    launch_gathers(index);
     for (const size_t l : layers_of(op)) {
       if (!plan_.runs(l, s_, op.chunk)) continue;
       if (op.micro_batch == 0) await_gathers(l, op.chunk);
@@ -302,6 +326,7 @@ class StageBuilder {
   }();
   std::vector<uint32_t> forward_end_;  // per (micro-batch, chunk): last compute of the forward
   std::vector<uint32_t> gather_task_;  // per parameter-gather bucket: its task, once issued
+  std::vector<int64_t> launches_;      // aligned launch: per chunk, aligned_gather_launches
   bool labels_ = false;
   // The label of the tasks being issued.
   int32_t layer_ = -1, micro_batch_ = -1, chunk_ = -1;

@@ -61,6 +61,11 @@ struct Workload {
   // first forward, each awaited by the first layer it holds (with overlap; training/
   // stage_program.h). Absent: after the optimizer, as the rows are listed.
   std::optional<Bytes> param_gather_bucket_bytes;
+  // With param_gather_bucket_bytes, under the interleaved schedule: Megatron-LM's aligned launch
+  // (align_param_gather, its default), each model chunk's buckets all issued from the schedule
+  // (training/param_gather_launch.h) and awaited by their first layers; false: the lazy chain,
+  // each bucket issued once the forward has waited for the one before.
+  bool align_param_gather = true;
   Program program;
   // Execution traces (Chakra): every rank's task graph, run as is instead of `program` (which
   // is then empty; docs/chakra.md).

@@ -178,15 +178,51 @@ TEST(ModelCli, OverlapParamGatherHidesTheGatherBehindTheForward) {
               event, 0.15 * event);
 
   // Under pipeline parallelism with model chunks each chunk gathers its own buckets in its first
-  // forward; every mode runs it.
+  // forward, launched from the schedule or as the lazy chain; every mode runs both.
   for (const char* mode : {"event", "flow", "analytical"})
-    EXPECT_GT(run_json("simulate --model gpt3-1.3b --cluster dgx-a100 --gpus 16 --tp 2 --pp 2 "
-                       "--vpp 2 --gbs 16 --distributed-optimizer --overlap-param-gather --json "
-                       "--mode " +
-                       std::string(mode))["iteration_time_s"]
-                  .get<double>(),
-              0)
+    for (const char* launch : {"", " --no-align-param-gather"})
+      EXPECT_GT(run_json("simulate --model gpt3-1.3b --cluster dgx-a100 --gpus 16 --tp 2 --pp 2 "
+                         "--vpp 2 --gbs 16 --distributed-optimizer --overlap-param-gather --json "
+                         "--mode " +
+                         std::string(mode) + launch)["iteration_time_s"]
+                    .get<double>(),
+                0)
+          << mode << launch;
+}
+
+// The aligned launch (the default) against the lazy chain (--no-align-param-gather) on GPT-3 1.3B,
+// TP 2, PP 2, VPP 4, DP 4: launched from the schedule, chunk 1's gather runs while chunk 0's first
+// forwards do and chunks 2 and 3 are launched a chunk ahead, where the lazy chain exposes each
+// chunk's first bucket in turn, so in every mode the data-parallel time exposed and the iteration
+// are shorter aligned; both are shorter than the gather after the optimizer.
+TEST(ModelCli, AlignedParamGatherExposesLessThanTheLazyChain) {
+  const std::string plan =
+      "simulate --model gpt3-1.3b --cluster dgx-a100 --gpus 16 --tp 2 --pp 2 --vpp 4 --gbs 16 "
+      "--distributed-optimizer --without sm-contention --json --mode ";
+  for (const std::string mode : {"event", "flow", "analytical"}) {
+    const auto after = run_json(plan + mode);
+    const auto lazy = run_json(plan + mode + " --overlap-param-gather --no-align-param-gather");
+    const auto aligned = run_json(plan + mode + " --overlap-param-gather");
+    const auto dp = [](const nlohmann::json& j) {
+      return j["breakdown_s"]["exposed_comm"]["dp"].get<double>();
+    };
+    EXPECT_LT(dp(aligned), dp(lazy)) << mode;
+    EXPECT_LT(dp(lazy), dp(after)) << mode;
+    EXPECT_LT(aligned["iteration_time_s"].get<double>(), lazy["iteration_time_s"].get<double>())
         << mode;
+  }
+}
+
+// --no-align-param-gather only chooses how --overlap-param-gather launches its gathers.
+TEST(ModelCli, NoAlignParamGatherNeedsOverlapParamGather) {
+  const CliRun r = orrery(
+      "simulate --model gpt3-1.3b --gbs 16 --gpus 16 --tp 2 --distributed-optimizer "
+      "--no-align-param-gather");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--no-align-param-gather: expected --overlap-param-gather"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 // --overlap-param-gather needs a sharded optimizer and more than one data-parallel rank.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "formats/workload_reader.h"
 #include "synthetic_workloads.h"
@@ -225,6 +226,56 @@ TEST(EventSimulator, ParameterGatherOverlapsTheFirstForward) {
     serial.overlap = false;
     EXPECT_EQ(run_event(overlapped, test_cluster(), serial).iteration_time, ms(after));
     EXPECT_EQ(run_analytical(overlapped, test_cluster(), serial).iteration_time, ms(after));
+  }
+}
+
+// Megatron-LM's aligned launch (align_param_gather) against the lazy chain, on one stage of three
+// model chunks (vpp 3, interleaved), one layer each (F = I = W = 1 ms), one micro-batch, dp = 2
+// across servers (tp 8). The parameter all-gather row of S bytes splits by weight-gradient compute
+// into S / 3 per chunk, one bucket each (bucket size S / 3) of g = 1/2 x S / 3 / 25 GB/s. The
+// schedule runs F0, F1, F2, then the three backwards (6 ms).
+// - Lazy chain: each chunk's first forward issues its bucket and waits for it: 9 + 3 g.
+// - Aligned: buckets 0 and 1 issued at the start, one after the other on the data-parallel
+//   stream (done at g and 2 g); F0 waits until g; bucket 2 is issued as F1 starts (chunk 1's first
+//   forward launches chunk 2 on stage 0), after bucket 1 on the stream.
+//   S = 300 MB, g = 2 ms: F0 [2, 3], F1 waits for bucket 1 until 4 [4, 5], bucket 2 [4, 6], F2
+//   [6, 7]: 13 ms, 4 ms exposed, against 15 ms lazily (and after the optimizer: 9 + 6).
+//   S = 75 MB, g = 0.5 ms: F0 [0.5, 1.5], bucket 1 done at 1, bucket 2 [1.5, 2], F1 [1.5, 2.5],
+//   F2 [2.5, 3.5]: 9.5 ms, 0.5 ms exposed, against 10.5 ms lazily.
+// Event and analytical modes give these times.
+TEST(EventSimulator, AlignedParameterGatherLaunchesEachChunkFromTheSchedule) {
+  const auto workload = [](Bytes gathered, bool aligned) {
+    Workload w = uniform_workload(1, 1, 3, layer("l", ms(1), ms(1), ms(1)), 3, 8, 16);
+    w.program.pass_per_model_chunk = true;
+    for (size_t c = 0; c < 3; ++c) {
+      std::vector<bool> set(3, false);
+      set[c] = true;
+      w.program.stage_sets.push_back(set);
+      w.program.layers[c].stage_set = static_cast<int32_t>(c);
+    }
+    Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
+    row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, gathered);
+    add_iteration_row(w, row);
+    w.param_gather_bucket_bytes = gathered / 3;
+    w.align_param_gather = aligned;
+    return w;
+  };
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  for (const auto& [gathered, lazy, aligned] :
+       {std::tuple{300'000'000, 15.0, 13.0}, {75'000'000, 10.5, 9.5}}) {
+    for (const auto& [align, expected] : {std::pair{false, lazy}, {true, aligned}}) {
+      const Workload w = workload(gathered, align);
+      Diagnostics d;
+      EXPECT_EQ(plan_iteration(w, test_cluster(), ring, d).aligned_gathers, align);
+      for (const Result& r :
+           {run_event(w, test_cluster(), ring), run_analytical(w, test_cluster(), ring)}) {
+        EXPECT_EQ(r.iteration_time, ms(expected)) << r.mode << " " << gathered << " " << align;
+        EXPECT_EQ(r.breakdown.exposed_comm.at(CommGroup::Data), ms(expected - 9))
+            << r.mode << " " << gathered << " " << align;
+        expect_partitioned(r);
+      }
+    }
   }
 }
 

@@ -80,6 +80,33 @@ TEST(FlowSimulator, ParameterGatherBucketsRunAsFlows) {
   expect_partitioned(flow);
 }
 
+// The aligned launch as flows: one stage of three model chunks (vpp 3), one 1 ms layer each way
+// per chunk, dp = 2 across servers, a 300 MB parameter all-gather in one 2 ms bucket per chunk:
+// buckets 0 and 1 at the start, bucket 2 as chunk 1's forward starts; the forwards wait 2, 1 and
+// 1 ms: 9 + 4 = 13 ms, as in the event mode
+// (EventSimulator.AlignedParameterGatherLaunchesEachChunkFromTheSchedule).
+TEST(FlowSimulator, AlignedParameterGatherRunsAsFlows) {
+  Workload w = uniform_workload(1, 1, 3, layer("l", ms(1), ms(1), ms(1)), 3, 8, 16);
+  w.program.pass_per_model_chunk = true;
+  for (size_t c = 0; c < 3; ++c) {
+    std::vector<bool> set(3, false);
+    set[c] = true;
+    w.program.stage_sets.push_back(set);
+    w.program.layers[c].stage_set = static_cast<int32_t>(c);
+  }
+  Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
+  row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, 300'000'000);
+  w.program.layers.push_back(row);
+  w.program.after.end = w.program.layers.size();
+  w.param_gather_bucket_bytes = 100'000'000;
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  const Result flow = run_flow(w, test_cluster(), ring);
+  EXPECT_EQ(flow.iteration_time, ms(13));
+  EXPECT_EQ(flow.breakdown.exposed_comm.at(CommGroup::Data), ms(4));
+  expect_partitioned(flow);
+}
+
 TEST(FlowSimulator, TensorParallelRingsEqualTheirAnalyticalCost) {
   // One stage, tp 8 in a server: every collective a ring of 8 on the switch, alone.
   Layer l = layer("l", ms(1), ms(1), ms(1));
