@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -229,6 +230,39 @@ void split_into_buckets(std::vector<Producer> producers, const PlannedComm& comm
   }
 }
 
+// Splits `bytes` of the row's collective over `producers` model chunk by model chunk, each chunk
+// taking its producers' share of the weight: Megatron wraps each chunk in its own data-parallel
+// module and buckets only the first (later chunks are one bucket each, bucketing disabled). The
+// buckets are appended in backward order, or in forward order with `forward_order`.
+void split_by_chunk(const std::vector<Producer>& producers, const PlannedComm& comm, Bytes bytes,
+                    size_t row, std::optional<Bytes> bucket_bytes, bool forward_order,
+                    CommPricer& pricer, std::vector<CommBucket>& out) {
+  double total = 0;
+  for (const Producer& p : producers)
+    total += p.weight;
+  if (total <= 0) return;
+  Bytes assigned = 0;
+  double before = 0;
+  for (size_t i = 0, j = 0; i < producers.size(); i = j) {
+    double weight = 0;
+    for (j = i; j < producers.size() && producers[j].chunk == producers[i].chunk; ++j)
+      weight += producers[j].weight;
+    before += weight;
+    const Bytes upto = j == producers.size()
+                           ? bytes
+                           : static_cast<Bytes>(static_cast<double>(bytes) * (before / total));
+    const std::optional<Bytes> size = producers[i].chunk > 0 && bucket_bytes
+                                          ? std::optional(std::numeric_limits<Bytes>::max())
+                                          : bucket_bytes;
+    const auto first = static_cast<std::ptrdiff_t>(out.size());
+    split_into_buckets({producers.begin() + static_cast<std::ptrdiff_t>(i),
+                        producers.begin() + static_cast<std::ptrdiff_t>(j)},
+                       comm, upto - assigned, row, size, pricer, out);
+    if (forward_order) std::reverse(out.begin() + first, out.end());
+    assigned = upto;
+  }
+}
+
 // Splits each overlapped gradient reduction (an iteration-level row) into buckets issued during
 // the last micro-batch's backward.
 void plan_buckets(IterationPlan& plan, const Program& program, std::optional<Bytes> bucket_bytes,
@@ -236,46 +270,24 @@ void plan_buckets(IterationPlan& plan, const Program& program, std::optional<Byt
   for (const size_t row : plan.iteration_layers) {
     const auto& comm = plan.layers[row].weight_grad.comm;
     if (!comm || comm->role != CommRole::GradientReduction) continue;
-    split_into_buckets(producers_of(plan, program, program.micro_batches.back(), row), *comm,
-                       comm->comm.bytes, row, bucket_bytes, pricer, plan.buckets);
+    split_by_chunk(producers_of(plan, program, program.micro_batches.back(), row), *comm,
+                   comm->comm.bytes, row, bucket_bytes, false, pricer, plan.buckets);
   }
 }
 
 // Splits each parameter gather (an iteration-level row) into the buckets Megatron's
 // overlap_param_gather gathers during the first micro-batch's forward, and marks the row
-// ParameterPrefetch. Each model chunk has buckets of its own (Megatron wraps each chunk in its own
-// data-parallel module): its share of the bytes is its producers' share of the weight, split by
-// the gradient buckets' rule and listed in forward order, the chain its first forward awaits.
+// ParameterPrefetch. Each model chunk has buckets of its own (split_by_chunk), listed in forward
+// order: the chain its first forward awaits.
 void plan_gather_buckets(IterationPlan& plan, const Program& program, Bytes bucket_bytes,
                          CommPricer& pricer) {
   for (const size_t row : plan.iteration_layers) {
     auto& comm = plan.layers[row].weight_grad.comm;
     if (!comm || comm->role != CommRole::ParameterGather) continue;
-    const std::vector<Producer> producers =
-        producers_of(plan, program, program.micro_batches.front(), row);
-    double total = 0;
-    for (const Producer& p : producers)
-      total += p.weight;
-    if (total <= 0) continue;
-    Bytes assigned = 0;
-    double before = 0;
-    for (size_t i = 0, j = 0; i < producers.size(); i = j) {
-      double weight = 0;
-      for (j = i; j < producers.size() && producers[j].chunk == producers[i].chunk; ++j)
-        weight += producers[j].weight;
-      before += weight;
-      const Bytes upto =
-          j == producers.size()
-              ? comm->comm.bytes
-              : static_cast<Bytes>(static_cast<double>(comm->comm.bytes) * (before / total));
-      const auto first = static_cast<std::ptrdiff_t>(plan.gather_buckets.size());
-      split_into_buckets({producers.begin() + static_cast<std::ptrdiff_t>(i),
-                          producers.begin() + static_cast<std::ptrdiff_t>(j)},
-                         *comm, upto - assigned, row, bucket_bytes, pricer, plan.gather_buckets);
-      std::reverse(plan.gather_buckets.begin() + first, plan.gather_buckets.end());
-      assigned = upto;
-    }
-    comm->role = CommRole::ParameterPrefetch;
+    const size_t before = plan.gather_buckets.size();
+    split_by_chunk(producers_of(plan, program, program.micro_batches.front(), row), *comm,
+                   comm->comm.bytes, row, bucket_bytes, true, pricer, plan.gather_buckets);
+    if (plan.gather_buckets.size() > before) comm->role = CommRole::ParameterPrefetch;
   }
 }
 

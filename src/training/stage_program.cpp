@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <limits>
 #include <utility>
 
@@ -70,8 +71,7 @@ class StageBuilder {
     // SM contention: compute running beside an asynchronous collective loses the share of the
     // SMs the collective holds, for as long as they overlap (in program order).
     const Time slowed = contention_delay(duration, overlap_left_, contention_share_);
-    overlap_left_ -= std::min(overlap_left_, duration + slowed);
-    if (overlap_left_ == Time::zero()) contention_share_ = 0;
+    cover(std::min(overlap_left_, duration + slowed));
     // Back-to-back compute with nothing issued or awaited in between is one task: the same
     // timeline with fewer tasks (nothing can depend on the first part alone).
     if (receives < 0 && pending_.empty() && last_compute_ != kNone &&
@@ -125,9 +125,34 @@ class StageBuilder {
             sm_contention_share(channels, plan_.compute_units, plan_.contention_overhead);
         plan_.overlap && share > 0) {
       overlap_left_ += cost;
+      in_flight_.push_back({id, cost});
       contention_share_ = std::max(contention_share_, share);
     }
     return id;
+  }
+  // `t` of the asynchronous collectives' time passed beside compute: taken from the earliest
+  // issued first (a stream runs its collectives in order).
+  void cover(Time t) {
+    overlap_left_ -= t;
+    while (t > Time::zero() && !in_flight_.empty()) {
+      Time& left = in_flight_.front().second;
+      const Time taken = std::min(left, t);
+      left -= taken;
+      t -= taken;
+      if (left == Time::zero()) in_flight_.pop_front();
+    }
+    if (overlap_left_ == Time::zero()) contention_share_ = 0;
+  }
+  // Compute waits for the asynchronous collective `task`: it and those issued before it end
+  // while the compute stands idle, so what is left of their time slows no compute.
+  void settle(uint32_t task) {
+    const auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                                 [&](const auto& f) { return f.first == task; });
+    if (it == in_flight_.end()) return;
+    for (auto f = in_flight_.begin(); f != std::next(it); ++f)
+      overlap_left_ -= f->second;
+    in_flight_.erase(in_flight_.begin(), std::next(it));
+    if (overlap_left_ == Time::zero()) contention_share_ = 0;
   }
   uint32_t issue_async(const CommBucket& b) {
     return issue_async(b.group, b.cost, {b.kind, b.group, b.bytes}, b.algorithm, b.channels);
@@ -204,6 +229,7 @@ class StageBuilder {
       at(b.row, TaskPhase::Bucket);
       if (gather_task_[i] == kNone)
         gather_task_[i] = issue(b.group, b.cost, {b.kind, b.group, b.bytes}, b.algorithm);
+      settle(gather_task_[i]);
       pending_.push_back(gather_task_[i]);
       if (plan_.aligned_gathers) continue;
       const size_t next = i + 1;
@@ -317,6 +343,7 @@ class StageBuilder {
   // Asynchronous collectives' time not yet overlapped by compute, and the largest share of the
   // SMs one of them holds.
   Time overlap_left_;
+  std::deque<std::pair<uint32_t, Time>> in_flight_;  // (task, time left) summing to overlap_left_
   double contention_share_ = 0;
   std::vector<uint32_t> pending_;  // collectives the next compute must wait for
   std::array<uint32_t, kCommGroups> last_comm_ = [] {

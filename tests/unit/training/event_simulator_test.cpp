@@ -280,28 +280,29 @@ TEST(EventSimulator, AlignedParameterGatherLaunchesEachChunkFromTheSchedule) {
 }
 
 // The gather buckets of a program listing model chunks (pp 2, vpp 2: virtual stage v = chunk
-// v / 2 of stage v % 2), every layer's weight gradient 1 ms. Stage 0 runs layers a, b, c (virtual
-// stage 0) and x (virtual stage 2); stage 1 runs m (1) and y (3). Each model chunk gets its share
-// of its stage's row by weight-gradient compute, split in backward order into buckets of at least
-// 200 MB and listed in forward order, each tied to its first layer:
-// - stage 0's 400 MB: chunk 0 holds 3 of the 4 ms, 300 MB: c (100 MB) and b close a 200 MB
-//   bucket, a takes the 100 MB left: {a 100 MB, b 200 MB}; chunk 1, x: {x 100 MB};
+// v / 2 of stage v % 2), every layer's weight gradient 1 ms. Stage 0 runs layers a, b (virtual
+// stage 0) and x, z, w (virtual stage 2); stage 1 runs m (1) and y (3). Each model chunk gets its
+// share of its stage's row by weight-gradient compute; the first chunk is split in backward order
+// into buckets of at least 100 MB, a later chunk is one bucket (Megatron disables bucketing for
+// every model chunk but the first); listed in forward order, each tied to its first layer:
+// - stage 0's 400 MB: chunk 0 holds 2 of the 5 ms, 160 MB: b (80 MB) is under 100 MB, a closes
+//   {a 160 MB}; chunk 1, 240 MB, would be {x 80, z 160} by the rule, is {x 240 MB};
 // - stage 1's 200 MB: {m 100 MB} and {y 100 MB}.
 // The rows become prefetches, and the pipeline runs them without deadlock.
 TEST(EventSimulator, EachModelChunkGathersItsOwnBuckets) {
-  Workload w = uniform_workload(2, 2, 6, layer("l", ms(1), ms(1), ms(1)), 2, 8, 32);
-  w.program.layers.resize(6);
-  w.program.micro_batches = {{0, 6}, {0, 6}};
-  w.program.after = {6, 6};
+  Workload w = uniform_workload(2, 2, 7, layer("l", ms(1), ms(1), ms(1)), 2, 8, 32);
+  w.program.layers.resize(7);
+  w.program.micro_batches = {{0, 7}, {0, 7}};
+  w.program.after = {7, 7};
   w.program.pass_per_model_chunk = true;
-  const int64_t virtual_stage[] = {0, 0, 0, 1, 2, 3};  // a, b, c, m, x, y
-  const char* names[] = {"a", "b", "c", "m", "x", "y"};
+  const int64_t virtual_stage[] = {0, 0, 1, 2, 2, 2, 3};  // a, b, m, x, z, w, y
+  const char* names[] = {"a", "b", "m", "x", "z", "w", "y"};
   for (int64_t v = 0; v < 4; ++v) {
     std::vector<bool> set(4, false);
     set[static_cast<size_t>(v)] = true;
     w.program.stage_sets.push_back(set);
   }
-  for (size_t i = 0; i < 6; ++i) {
+  for (size_t i = 0; i < 7; ++i) {
     w.program.layers[i].name = names[i];
     w.program.layers[i].stage_set = static_cast<int32_t>(virtual_stage[i]);
   }
@@ -311,7 +312,7 @@ TEST(EventSimulator, EachModelChunkGathersItsOwnBuckets) {
     row.stage_set = stage;  // virtual stage `stage`: chunk 0 of that stage
     add_iteration_row(w, row);
   }
-  w.param_gather_bucket_bytes = 200'000'000;
+  w.param_gather_bucket_bytes = 100'000'000;
   Diagnostics d;
   const IterationPlan plan = plan_iteration(w, test_cluster(), {}, d);
   struct Expected {
@@ -319,21 +320,20 @@ TEST(EventSimulator, EachModelChunkGathersItsOwnBuckets) {
     int64_t chunk;
     Bytes bytes;
   };
-  const Expected expected[] = {{0, 6, 0, 100'000'000},
-                               {1, 6, 0, 200'000'000},
-                               {4, 6, 1, 100'000'000},
-                               {3, 7, 0, 100'000'000},
-                               {5, 7, 1, 100'000'000}};
-  ASSERT_EQ(plan.gather_buckets.size(), 5u);
-  for (size_t i = 0; i < 5; ++i) {
+  const Expected expected[] = {{0, 7, 0, 160'000'000},
+                               {3, 7, 1, 240'000'000},
+                               {2, 8, 0, 100'000'000},
+                               {6, 8, 1, 100'000'000}};
+  ASSERT_EQ(plan.gather_buckets.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
     const CommBucket& b = plan.gather_buckets[i];
     EXPECT_EQ(b.layer, expected[i].layer) << i;
     EXPECT_EQ(b.row, expected[i].row) << i;
     EXPECT_EQ(b.chunk, expected[i].chunk) << i;
     EXPECT_EQ(b.bytes, expected[i].bytes) << i;
   }
-  EXPECT_EQ(plan.layers[6].weight_grad.comm->role, CommRole::ParameterPrefetch);
   EXPECT_EQ(plan.layers[7].weight_grad.comm->role, CommRole::ParameterPrefetch);
+  EXPECT_EQ(plan.layers[8].weight_grad.comm->role, CommRole::ParameterPrefetch);
   expect_partitioned(run_event(w));
   expect_partitioned(run_analytical(w));
 }
