@@ -22,7 +22,7 @@ namespace {
 // both tables is a check: no constant was fitted on them. Known bias: every Selene row is predicted
 // too fast, and the NeMo rows with TP 1 by 11-16 %.
 constexpr double kSeleneMapeCeiling = 6.8;  // today 6.4 %; the goal is 5 %
-constexpr double kNemoMapeCeiling = 9.2;    // today 8.8 %; the goal, 10 %, is met
+constexpr double kNemoMapeCeiling = 7.9;    // today 7.5 %; the goal, 10 %, is met
 
 double predicted_seconds(const std::string& args) {
   const CliRun r = orrery("simulate " + args + " --json");
