@@ -494,12 +494,14 @@ class Generator {
     if (p_.recompute == RecomputeMode::Selective) core_attention(false, a->input_grad.kernels);
     core_attention(true, a->input_grad.kernels);
 
-    // With sequence parallelism the output's backward re-gathers the block's first column-parallel
-    // GEMM's saved input: the hidden state, or MLA's compressed queries (its keys and values were
-    // gathered by hand and kept whole).
-    const int64_t regathered = spec_.attention == AttentionKind::Mla && spec_.mla.q_lora_rank > 0
-                                   ? spec_.mla.q_lora_rank
-                                   : spec_.hidden;
+    // With sequence parallelism the output's backward re-gathers the saved input shards of the
+    // block's column-parallel GEMMs: the hidden state, or MLA's compressed queries (or the hidden
+    // state without q_l) and compressed keys and values (only the RoPE key is gathered by hand).
+    const int64_t regathered =
+        spec_.attention == AttentionKind::Mla
+            ? (spec_.mla.q_lora_rank > 0 ? spec_.mla.q_lora_rank : spec_.hidden) +
+                  spec_.mla.kv_lora_rank
+            : spec_.hidden;
     block_output(program, set, name + " attention output", out, act_bytes(tokens_, regathered));
   }
 

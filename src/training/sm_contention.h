@@ -40,7 +40,7 @@ inline double sm_contention_share(int64_t channels, int64_t compute_units,
 // How much later compute of duration `work` ends beside a collective running for `beside` from
 // the same start that takes `share` of its progress (above).
 inline Time contention_delay(Time work, Time beside, double share) {
-  if (share <= 0) return Time::zero();
+  if (share <= 0 || work <= Time::zero()) return Time::zero();
   if (share >= 1) return beside;
   return std::min(beside.scaled(share), work.scaled(share / (1 - share)));
 }

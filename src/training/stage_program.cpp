@@ -125,7 +125,7 @@ class StageBuilder {
             sm_contention_share(channels, plan_.compute_units, plan_.contention_overhead);
         plan_.overlap && share > 0) {
       overlap_left_ += cost;
-      in_flight_.push_back({id, cost});
+      in_flight_.push_back({id, stream_of(group), cost, share});
       contention_share_ = std::max(contention_share_, share);
     }
     return id;
@@ -135,24 +135,35 @@ class StageBuilder {
   void cover(Time t) {
     overlap_left_ -= t;
     while (t > Time::zero() && !in_flight_.empty()) {
-      Time& left = in_flight_.front().second;
+      Time& left = in_flight_.front().left;
       const Time taken = std::min(left, t);
       left -= taken;
       t -= taken;
       if (left == Time::zero()) in_flight_.pop_front();
     }
-    if (overlap_left_ == Time::zero()) contention_share_ = 0;
+    rescore();
   }
-  // Compute waits for the asynchronous collective `task`: it and those issued before it end
-  // while the compute stands idle, so what is left of their time slows no compute.
+  // Compute waits for the asynchronous collective `task`: it and those issued before it on its
+  // stream end while the compute stands idle, so what is left of their time slows no compute.
   void settle(uint32_t task) {
     const auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
-                                 [&](const auto& f) { return f.first == task; });
+                                 [&](const InFlight& f) { return f.task == task; });
     if (it == in_flight_.end()) return;
-    for (auto f = in_flight_.begin(); f != std::next(it); ++f)
-      overlap_left_ -= f->second;
-    in_flight_.erase(in_flight_.begin(), std::next(it));
-    if (overlap_left_ == Time::zero()) contention_share_ = 0;
+    const StageStream stream = it->stream;
+    const auto end = std::next(it);
+    for (auto f = in_flight_.begin(); f != end; ++f)
+      if (f->stream == stream) {
+        overlap_left_ -= f->left;
+        f->left = Time::zero();
+      }
+    std::erase_if(in_flight_, [](const InFlight& f) { return f.left == Time::zero(); });
+    rescore();
+  }
+  // The share of the SMs the collectives still in flight hold: the largest of theirs.
+  void rescore() {
+    contention_share_ = 0;
+    for (const InFlight& f : in_flight_)
+      contention_share_ = std::max(contention_share_, f.share);
   }
   uint32_t issue_async(const CommBucket& b) {
     return issue_async(b.group, b.cost, {b.kind, b.group, b.bytes}, b.algorithm, b.channels);
@@ -309,6 +320,10 @@ class StageBuilder {
     }
     for (const uint32_t t : last_comm_)
       if (t != kNone) pending_.push_back(t);
+    // The compute after this waits for every collective: none runs beside it any more.
+    in_flight_.clear();
+    overlap_left_ = Time::zero();
+    contention_share_ = 0;
 
     std::vector<std::pair<size_t, const PlannedComm*>> gathers;  // (layer, gather)
     for (const size_t i : plan_.iteration_layers) {
@@ -343,7 +358,13 @@ class StageBuilder {
   // Asynchronous collectives' time not yet overlapped by compute, and the largest share of the
   // SMs one of them holds.
   Time overlap_left_;
-  std::deque<std::pair<uint32_t, Time>> in_flight_;  // (task, time left) summing to overlap_left_
+  struct InFlight {
+    uint32_t task;
+    StageStream stream;
+    Time left;     // of its cost, not yet covered by compute
+    double share;  // of the SMs it holds
+  };
+  std::deque<InFlight> in_flight_;  // in issue order; their `left` sums to overlap_left_
   double contention_share_ = 0;
   std::vector<uint32_t> pending_;  // collectives the next compute must wait for
   std::array<uint32_t, kCommGroups> last_comm_ = [] {

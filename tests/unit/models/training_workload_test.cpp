@@ -563,7 +563,8 @@ TEST(TrainingWorkload, SequenceParallelReplicatedGradientsAreAllReducedOverTheTe
 // 2 x 5 x 16 x 13 = 2,080 FLOPs, and the up-projections (6 -> 2 x 6 / 2, 5 -> 2 x 7 / 2) on all 10,
 // 2 x 10 x (6 x 6 + 5 x 7) = 1,420; the tensor group gathers the compressed 6 + 5 + 2 values a
 // token forward (10 x 13 x 2 = 260 bytes) and reduce-scatters their gradients backward, and the
-// output's backward re-gathers only the compressed queries (10 x 6 x 2 = 120); the
+// output's backward re-gathers the column-parallel up-projections' saved inputs, the compressed
+// queries, keys and values without the RoPE key (10 x 11 x 2 = 220); the
 // replicated-gradient all-reduce carries the down-projections and their norms (96 + 6 + 112 + 5)
 // besides the layer's two norms and the final one (3 x 16), 267 fp32 values; without sequence
 // parallelism every rank runs the down-projections on all 10 tokens, all-reduces the
@@ -601,7 +602,7 @@ TEST(TrainingWorkload, MlaGathersTheCompressedValuesAndKeepsTheDownProjectionsWh
       ASSERT_GE(records.size(), 3u);
       EXPECT_EQ(records[2]->name, "layer 1 attention output");
       ASSERT_TRUE(records[2]->input_grad.comm);
-      EXPECT_EQ(records[2]->input_grad.comm->bytes, 120);
+      EXPECT_EQ(records[2]->input_grad.comm->bytes, 220);
       ASSERT_EQ(rows.size(), 1u);
       EXPECT_EQ(rows[0].first->forward.comm->bytes, 267 * 4);
     } else {
