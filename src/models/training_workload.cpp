@@ -482,8 +482,14 @@ class Generator {
                                                      : &qkv_projection(program, set, name);
     if (p_.cp > 1) {
       // Ring attention: the keys and values of every rank of the context group pass around it
-      // (an all-gather of 2 N g d / t values per rank), their gradients back (a reduce-scatter).
-      const double kv = 2 * act_bytes(tokens_, spec_.kv_heads * spec_.head_dim / t_);
+      // (an all-gather of 2 N g d / t values per rank; MLA's heads have keys of d + r and values
+      // of v), their gradients back (a reduce-scatter).
+      const double kv =
+          spec_.attention == AttentionKind::Mla
+              ? act_bytes(
+                    tokens_,
+                    spec_.heads * (spec_.head_dim + spec_.mla.rope_dim + spec_.mla.v_head_dim) / t_)
+              : 2 * act_bytes(tokens_, spec_.kv_heads * spec_.head_dim / t_);
       a->forward.comm =
           comm(CollectiveKind::AllGather, CommGroup::Context, kv * static_cast<double>(p_.cp));
       a = &record(program, name + " core attention", set);

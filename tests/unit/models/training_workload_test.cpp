@@ -627,6 +627,26 @@ TEST(TrainingWorkload, MlaGathersTheCompressedValuesAndKeepsTheDownProjectionsWh
   EXPECT_DOUBLE_EQ(flop(records[0]->forward, KernelClass::Gemm), 1120);
   ASSERT_TRUE(records[0]->forward.comm);
   EXPECT_EQ(records[0]->forward.comm->bytes, 460);
+  // With context parallelism 2 (TP 1, 16 tokens, 8 a rank) ring attention passes every rank's
+  // keys (2 heads of 4 + 2) and values (2 of 3) around: 8 x 18 x 2 bytes a rank, 576 gathered.
+  ParallelPlan cp = plan(1, 1, 1);
+  cp.seq = 16;
+  cp.cp = 2;
+  cp.flash_attention = true;  // ring attention runs the fused kernel
+  const TrainingWorkload ring = generate_training_workload(
+      parse_model_yaml("name: tiny-mla\nlayers: 1\nhidden: 16\nheads: 2\nhead_dim: 4\nvocab: 10\n"
+                       "seq: 16\nnorm: rmsnorm\nbias: false\nposition: rope\n"
+                       "attention: {kind: mla, q_lora_rank: 6, kv_lora_rank: 5, rope_dim: 2, "
+                       "v_head_dim: 3}\n",
+                       "c.yaml"),
+      cp);
+  int gathers = 0;
+  for (const Layer* l : layer_records(ring.workload, 1))
+    if (l->forward.comm && l->forward.comm->group == CommGroup::Context) {
+      ++gathers;
+      EXPECT_EQ(l->forward.comm->bytes, 576);
+    }
+  EXPECT_EQ(gathers, 1);
 }
 
 // Llama-2 7B in bf16, GPT-3 1.3B in fp16 and Llama-2 7B in FP8 with the weights kept in fp8, one
