@@ -164,32 +164,27 @@ std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, Pl
                       ->check(CLI::IsMember({"none", "selective", "full"}))
                       ->capture_default_str()
                       ->group("Model and parallel plan"));
-  flags.push_back(cmd.add_flag("--sequence-parallel", p.sequence_parallel,
-                               "Sequence parallelism (all-gather / reduce-scatter instead of "
-                               "tensor-parallel all-reduce)")
-                      ->group("Model and parallel plan"));
-  flags.push_back(cmd.add_flag("--distributed-optimizer", p.distributed_optimizer,
-                               "Megatron's distributed optimizer (ZeRO-1): optimizer state "
-                               "sharded, gradients reduce-scattered, parameters all-gathered")
-                      ->group("Model and parallel plan"));
-  flags.push_back(cmd.add_flag("--fp8-param-gather", p.fp8_param_gather,
-                               "With --dtype fp8 and a sharded optimizer: the weights' compute "
-                               "copy kept and all-gathered in fp8 (Megatron's fp8_param_gather, "
-                               "as NeMo's FP8 recipes run)")
-                      ->group("Model and parallel plan"));
-  flags.push_back(cmd.add_flag("--overlap-param-gather", p.overlap_param_gather,
-                               "With a sharded optimizer and dp x cp > 1: the updated "
-                               "parameters all-gathered bucket by bucket during the next "
-                               "forward instead of after the optimizer (Megatron's "
-                               "overlap_param_gather, as NeMo's recipes run); under the "
-                               "interleaved schedule each model chunk's gather is launched "
-                               "whole from the schedule (Megatron-LM's align_param_gather)")
-                      ->group("Model and parallel plan"));
-  flags.push_back(cmd.add_flag("--no-align-param-gather", p.no_align_param_gather,
-                               "With --overlap-param-gather: each bucket gathered only once the "
-                               "forward has waited for the one before, in every model chunk "
-                               "(Megatron-LM's --no-align-param-gather)")
-                      ->group("Model and parallel plan"));
+  const auto on_off = [&](const std::string& name, bool& value, const std::string& help) {
+    flags.push_back(cmd.add_flag(name, value, help)->group("Model and parallel plan"));
+  };
+  on_off(
+      "--sequence-parallel", p.sequence_parallel,
+      "Sequence parallelism (all-gather / reduce-scatter instead of tensor-parallel all-reduce)");
+  on_off("--distributed-optimizer", p.distributed_optimizer,
+         "Megatron's distributed optimizer (ZeRO-1): optimizer state sharded, gradients "
+         "reduce-scattered, parameters all-gathered");
+  on_off("--fp8-param-gather", p.fp8_param_gather,
+         "With --dtype fp8 and a sharded optimizer: the weights' compute copy kept and "
+         "all-gathered in fp8 (Megatron's fp8_param_gather, as NeMo's FP8 recipes run)");
+  on_off("--overlap-param-gather", p.overlap_param_gather,
+         "With a sharded optimizer and dp x cp > 1: the updated parameters all-gathered bucket by "
+         "bucket during the next forward instead of after the optimizer (Megatron's "
+         "overlap_param_gather, as NeMo's recipes run); under the interleaved schedule each "
+         "model chunk's gather is launched whole from the schedule (Megatron-LM's "
+         "align_param_gather)");
+  on_off("--no-align-param-gather", p.no_align_param_gather,
+         "With --overlap-param-gather: each bucket gathered only once the forward has waited for "
+         "the one before, in every model chunk (Megatron-LM's --no-align-param-gather)");
   flags.push_back(cmd.add_option("--zero", p.zero,
                                  "ZeRO stage: 1 as --distributed-optimizer; 2 and 3 also shard "
                                  "gradients and parameters (memory only)")

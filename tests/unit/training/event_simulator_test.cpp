@@ -19,7 +19,9 @@ using testing::add_iteration_row;
 using testing::comm;
 using testing::layer;
 using testing::ms;
+using testing::parameter_gather_row;
 using testing::test_cluster;
+using testing::three_chunk_workload;
 using testing::uniform_workload;
 using testing::us;
 
@@ -200,9 +202,7 @@ TEST(EventSimulator, GradientReductionOverlapNeverExposesMore) {
 TEST(EventSimulator, ParameterGatherOverlapsTheFirstForward) {
   const auto workload = [](Bytes gathered, std::optional<Bytes> bucket) {
     Workload w = uniform_workload(1, 2, 4, layer("l", ms(1), ms(1), ms(1)), 1, 8, 16);
-    Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
-    row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, gathered);
-    add_iteration_row(w, row);
+    add_iteration_row(w, parameter_gather_row(gathered));
     w.param_gather_bucket_bytes = bucket;
     return w;
   };
@@ -245,17 +245,8 @@ TEST(EventSimulator, ParameterGatherOverlapsTheFirstForward) {
 // Event and analytical modes give these times.
 TEST(EventSimulator, AlignedParameterGatherLaunchesEachChunkFromTheSchedule) {
   const auto workload = [](Bytes gathered, bool aligned) {
-    Workload w = uniform_workload(1, 1, 3, layer("l", ms(1), ms(1), ms(1)), 3, 8, 16);
-    w.program.pass_per_model_chunk = true;
-    for (size_t c = 0; c < 3; ++c) {
-      std::vector<bool> set(3, false);
-      set[c] = true;
-      w.program.stage_sets.push_back(set);
-      w.program.layers[c].stage_set = static_cast<int32_t>(c);
-    }
-    Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
-    row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, gathered);
-    add_iteration_row(w, row);
+    Workload w = three_chunk_workload();
+    add_iteration_row(w, parameter_gather_row(gathered));
     w.param_gather_bucket_bytes = gathered / 3;
     w.align_param_gather = aligned;
     return w;
@@ -307,8 +298,7 @@ TEST(EventSimulator, EachModelChunkGathersItsOwnBuckets) {
     w.program.layers[i].stage_set = static_cast<int32_t>(virtual_stage[i]);
   }
   for (const auto& [stage, bytes] : {std::pair{0, 400'000'000}, {1, 200'000'000}}) {
-    Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
-    row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, bytes);
+    Layer row = parameter_gather_row(bytes);
     row.stage_set = stage;  // virtual stage `stage`: chunk 0 of that stage
     add_iteration_row(w, row);
   }

@@ -11,10 +11,13 @@
 namespace orrery {
 namespace {
 
+using testing::add_iteration_row;
 using testing::comm;
 using testing::layer;
 using testing::ms;
+using testing::parameter_gather_row;
 using testing::test_cluster;
+using testing::three_chunk_workload;
 using testing::uniform_workload;
 
 Result run_flow(const Workload& w, const Cluster& c = test_cluster(), SimulationOptions o = {}) {
@@ -67,10 +70,7 @@ TEST(FlowSimulator, CollectivesJoiningStagesMeetAcrossPrograms) {
 // it overlaps, 2 x 4 x 3 + 2 + 3 x 1 = 29 ms, as in the event mode.
 TEST(FlowSimulator, ParameterGatherBucketsRunAsFlows) {
   Workload w = uniform_workload(1, 2, 4, layer("l", ms(1), ms(1), ms(1)), 1, 8, 16);
-  Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
-  row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, 400'000'000);
-  w.program.layers.push_back(row);
-  w.program.after.end = w.program.layers.size();
+  add_iteration_row(w, parameter_gather_row(400'000'000));
   w.param_gather_bucket_bytes = 100'000'000;
   SimulationOptions ring;
   ring.algorithm = Algorithm::Ring;
@@ -86,18 +86,8 @@ TEST(FlowSimulator, ParameterGatherBucketsRunAsFlows) {
 // 1 ms: 9 + 4 = 13 ms, as in the event mode
 // (EventSimulator.AlignedParameterGatherLaunchesEachChunkFromTheSchedule).
 TEST(FlowSimulator, AlignedParameterGatherRunsAsFlows) {
-  Workload w = uniform_workload(1, 1, 3, layer("l", ms(1), ms(1), ms(1)), 3, 8, 16);
-  w.program.pass_per_model_chunk = true;
-  for (size_t c = 0; c < 3; ++c) {
-    std::vector<bool> set(3, false);
-    set[c] = true;
-    w.program.stage_sets.push_back(set);
-    w.program.layers[c].stage_set = static_cast<int32_t>(c);
-  }
-  Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
-  row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, 300'000'000);
-  w.program.layers.push_back(row);
-  w.program.after.end = w.program.layers.size();
+  Workload w = three_chunk_workload();
+  add_iteration_row(w, parameter_gather_row(300'000'000));
   w.param_gather_bucket_bytes = 100'000'000;
   SimulationOptions ring;
   ring.algorithm = Algorithm::Ring;

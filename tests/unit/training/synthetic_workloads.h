@@ -76,6 +76,29 @@ inline Communication comm(CollectiveKind kind, CommGroup group, Bytes bytes) {
   return {kind, group, bytes};
 }
 
+// The distributed optimizer's parameter all-gather of `bytes` over the data-parallel group, as
+// an iteration-level row.
+inline Layer parameter_gather_row(Bytes bytes) {
+  Layer row = layer("parameter all-gather", Time::zero(), Time::zero(), Time::zero());
+  row.weight_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Data, bytes);
+  return row;
+}
+
+// One stage running three model chunks (vpp 3) of one layer each (F = I = W = 1 ms), one
+// micro-batch, dp = 2 across servers (tp 8 on 16 GPUs): each chunk's first forward is the one
+// that awaits its parameter gather.
+inline Workload three_chunk_workload() {
+  Workload w = uniform_workload(1, 1, 3, layer("l", ms(1), ms(1), ms(1)), 3, 8, 16);
+  w.program.pass_per_model_chunk = true;
+  for (size_t c = 0; c < 3; ++c) {
+    std::vector<bool> set(3, false);
+    set[c] = true;
+    w.program.stage_sets.push_back(set);
+    w.program.layers[c].stage_set = static_cast<int32_t>(c);
+  }
+  return w;
+}
+
 // Appends an iteration-level row that only stage `stage` runs (vpp 1).
 inline void add_stage_row(Workload& w, Layer row, int64_t stage) {
   std::vector<bool> set(static_cast<size_t>(w.parallelism.pp), false);
