@@ -70,8 +70,17 @@ class StageBuilder {
   uint32_t compute(Time duration, int64_t receives = -1) {
     // SM contention: compute running beside an asynchronous collective loses the share of the
     // SMs the collective holds, for as long as they overlap (in program order).
-    const Time slowed = contention_delay(duration, overlap_left_, contention_share_);
-    cover(std::min(overlap_left_, duration + slowed));
+    Time slowed;
+    if (!in_flight_.empty()) {
+      Time left;
+      double share = 0;  // the largest share of the SMs one of them holds
+      for (const InFlight& f : in_flight_) {
+        left += f.left;
+        share = std::max(share, f.share);
+      }
+      slowed = contention_delay(duration, left, share);
+      cover(std::min(left, duration + slowed));
+    }
     // Back-to-back compute with nothing issued or awaited in between is one task: the same
     // timeline with fewer tasks (nothing can depend on the first part alone).
     if (receives < 0 && pending_.empty() && last_compute_ != kNone &&
@@ -124,16 +133,13 @@ class StageBuilder {
     if (const double share =
             sm_contention_share(channels, plan_.compute_units, plan_.contention_overhead);
         plan_.overlap && share > 0) {
-      overlap_left_ += cost;
       in_flight_.push_back({id, stream_of(group), cost, share});
-      contention_share_ = std::max(contention_share_, share);
     }
     return id;
   }
   // `t` of the asynchronous collectives' time passed beside compute: taken from the earliest
   // issued first (a stream runs its collectives in order).
   void cover(Time t) {
-    overlap_left_ -= t;
     while (t > Time::zero() && !in_flight_.empty()) {
       Time& left = in_flight_.front().left;
       const Time taken = std::min(left, t);
@@ -141,7 +147,6 @@ class StageBuilder {
       t -= taken;
       if (left == Time::zero()) in_flight_.pop_front();
     }
-    rescore();
   }
   // Compute waits for the asynchronous collective `task`: it and those issued before it on its
   // stream end while the compute stands idle, so what is left of their time slows no compute.
@@ -152,18 +157,8 @@ class StageBuilder {
     const StageStream stream = it->stream;
     const auto end = std::next(it);
     for (auto f = in_flight_.begin(); f != end; ++f)
-      if (f->stream == stream) {
-        overlap_left_ -= f->left;
-        f->left = Time::zero();
-      }
+      if (f->stream == stream) f->left = Time::zero();
     std::erase_if(in_flight_, [](const InFlight& f) { return f.left == Time::zero(); });
-    rescore();
-  }
-  // The share of the SMs the collectives still in flight hold: the largest of theirs.
-  void rescore() {
-    contention_share_ = 0;
-    for (const InFlight& f : in_flight_)
-      contention_share_ = std::max(contention_share_, f.share);
   }
   uint32_t issue_async(const CommBucket& b) {
     return issue_async(b.group, b.cost, {b.kind, b.group, b.bytes}, b.algorithm, b.channels);
@@ -322,8 +317,6 @@ class StageBuilder {
       if (t != kNone) pending_.push_back(t);
     // The compute after this waits for every collective: none runs beside it any more.
     in_flight_.clear();
-    overlap_left_ = Time::zero();
-    contention_share_ = 0;
 
     std::vector<std::pair<size_t, const PlannedComm*>> gathers;  // (layer, gather)
     for (const size_t i : plan_.iteration_layers) {
@@ -355,17 +348,15 @@ class StageBuilder {
   int64_t s_ = 0, p_ = 1, m_ = 1, v_ = 1;
   StageProgram program_;
   uint32_t last_compute_ = kNone;
-  // Asynchronous collectives' time not yet overlapped by compute, and the largest share of the
-  // SMs one of them holds.
-  Time overlap_left_;
+  // Asynchronous collectives running beside the stage's compute, in issue order: what of each
+  // compute has not yet covered (SM contention) and the share of the SMs it holds.
   struct InFlight {
     uint32_t task;
     StageStream stream;
-    Time left;     // of its cost, not yet covered by compute
-    double share;  // of the SMs it holds
+    Time left;
+    double share;
   };
-  std::deque<InFlight> in_flight_;  // in issue order; their `left` sums to overlap_left_
-  double contention_share_ = 0;
+  std::deque<InFlight> in_flight_;
   std::vector<uint32_t> pending_;  // collectives the next compute must wait for
   std::array<uint32_t, kCommGroups> last_comm_ = [] {
     std::array<uint32_t, kCommGroups> none{};
