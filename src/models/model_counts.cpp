@@ -23,19 +23,6 @@ double mlp_params(const ModelSpec& s, double f) {
   return static_cast<double>(s.mlp_matrices() - 1) * linear(s, h, f) + linear(s, f, h);
 }
 
-double attention_params(const ModelSpec& s) {
-  const double h = static_cast<double>(s.hidden), a = static_cast<double>(s.heads);
-  const double g = static_cast<double>(s.kv_heads), d = static_cast<double>(s.head_dim);
-  if (s.attention != AttentionKind::Mla) return linear(s, h, (a + 2 * g) * d) + linear(s, a * d, h);
-  const double ql = static_cast<double>(s.mla.q_lora_rank);
-  const double kvl = static_cast<double>(s.mla.kv_lora_rank);
-  const double r = static_cast<double>(s.mla.rope_dim), v = static_cast<double>(s.mla.v_head_dim);
-  const double q = ql > 0 ? linear(s, h, ql) + norm_params(s, ql) + linear(s, ql, a * (d + r))
-                          : linear(s, h, a * (d + r));
-  const double kv = linear(s, h, kvl + r) + norm_params(s, kvl) + linear(s, kvl, a * (d + v));
-  return q + kv + linear(s, a * v, h);
-}
-
 // MLA's down-projections and their norms: every tensor rank holds them whole.
 double attention_duplicated_params(const ModelSpec& s) {
   if (s.attention != AttentionKind::Mla) return 0;
@@ -45,6 +32,19 @@ double attention_duplicated_params(const ModelSpec& s) {
   const double r = static_cast<double>(s.mla.rope_dim);
   return (ql > 0 ? linear(s, h, ql) + norm_params(s, ql) : 0) + linear(s, h, kvl + r) +
          norm_params(s, kvl);
+}
+
+// MLA: the down-projections and their norms (above), then the up-projections to a heads of
+// d + r (queries, from q_l or straight from h) and d + v (keys and values), and the output.
+double attention_params(const ModelSpec& s) {
+  const double h = static_cast<double>(s.hidden), a = static_cast<double>(s.heads);
+  const double g = static_cast<double>(s.kv_heads), d = static_cast<double>(s.head_dim);
+  if (s.attention != AttentionKind::Mla) return linear(s, h, (a + 2 * g) * d) + linear(s, a * d, h);
+  const double ql = static_cast<double>(s.mla.q_lora_rank);
+  const double kvl = static_cast<double>(s.mla.kv_lora_rank);
+  const double r = static_cast<double>(s.mla.rope_dim), v = static_cast<double>(s.mla.v_head_dim);
+  return attention_duplicated_params(s) + linear(s, ql > 0 ? ql : h, a * (d + r)) +
+         linear(s, kvl, a * (d + v)) + linear(s, a * v, h);
 }
 
 // Weight-matrix elements one token multiplies in a layer's attention (no biases, no norms).
