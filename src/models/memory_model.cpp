@@ -21,6 +21,33 @@ double in_flight(const ParallelPlan& plan, int64_t stage) {
   return std::min(held, static_cast<double>(plan.micro_batches));
 }
 
+// Values a token keeps for the attention block's backward that the tensor group splits, in units
+// of value_bytes: queries, keys, values and the output projection's input. MLA's query and key
+// heads are head_dim + rope_dim wide and its value heads v_head_dim.
+double attention_values_per_token(const ModelSpec& spec) {
+  const auto a = static_cast<double>(spec.heads);
+  if (spec.attention == AttentionKind::Mla) {
+    const auto qk = a * static_cast<double>(spec.head_dim + spec.mla.rope_dim);
+    const auto v = a * static_cast<double>(spec.mla.v_head_dim);
+    return 2 * qk + 2 * v;
+  }
+  const auto q = a * static_cast<double>(spec.head_dim);
+  const auto kv = static_cast<double>(spec.kv_heads * spec.head_dim);
+  return q + 2 * kv + q;
+}
+
+// MLA's compressed values a token keeps on every tensor rank (0 for other attention kinds): the
+// q_l and kv_l norms' inputs and outputs (the outputs are the up-projections' inputs), on the
+// rank's own tokens with sequence parallelism (Transformer Engine keeps the input shard and
+// re-gathers it in backward), and the RoPE key, gathered and kept whole. In units of value_bytes,
+// per token of the micro-batch.
+double mla_compressed_values_per_token(const ModelSpec& spec, const ParallelPlan& plan) {
+  if (spec.attention != AttentionKind::Mla) return 0;
+  const double compressed = 2 * static_cast<double>(spec.mla.q_lora_rank + spec.mla.kv_lora_rank);
+  const double shard = plan.sequence_parallel ? static_cast<double>(plan.tp) : 1.0;
+  return compressed / shard + static_cast<double>(spec.mla.rope_dim);
+}
+
 struct LayerMemory {
   double shard_parameters = 0;  // one GPU's parameters of the layer
   double activation_bytes = 0;  // what one micro-batch of the layer keeps (no recompute)
@@ -56,8 +83,6 @@ double layer_activation_bytes(const ModelSpec& spec, const ParallelPlan& plan, i
   const double s = static_cast<double>(plan.micro_batch * plan.seq) / static_cast<double>(plan.cp);
   const auto h = static_cast<double>(spec.hidden);
   const auto t = static_cast<double>(plan.tp);
-  const auto q = static_cast<double>(spec.heads * spec.head_dim);
-  const auto kv = static_cast<double>(spec.kv_heads * spec.head_dim);
   const auto a = static_cast<double>(spec.heads);
   // Kept whole on every tensor-parallel rank: two norm inputs, the attention and MLP inputs
   // (values), two dropout masks (one byte each).
@@ -73,7 +98,8 @@ double layer_activation_bytes(const ModelSpec& spec, const ParallelPlan& plan, i
   } else {
     inner = inner_activation_factor(spec) * vb * s * static_cast<double>(spec.ffn_hidden);
   }
-  double sharded = vb * s * (q + 2 * kv + q) + inner;
+  double sharded = vb * s * attention_values_per_token(spec) + inner;
+  replicated += vb * s * mla_compressed_values_per_token(spec, plan);
   if (plan.recompute != RecomputeMode::Selective) {
     const double keys = static_cast<double>(plan.seq);  // every query sees the whole sequence
     sharded += plan.flash_attention ? 4 * a * s         // fp32 row statistics

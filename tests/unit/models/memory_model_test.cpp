@@ -108,6 +108,32 @@ TEST(MemoryModel, Fp8ParamGatherKeepsOneByteWeights) {
   EXPECT_NEAR(s.optimizer_bytes, 12 * params / 4, 1);
 }
 
+// A tiny MLA layer (h 16, 2 heads of 4 + 2 RoPE for queries and keys, values 3 wide, q_l 6,
+// kv_l 5, GeLU MLP 64) on TP 2, 10 tokens, flash attention, 2-byte values / its activations
+// follow MLA's shapes, not MHA's, because the query and key heads are head_dim + rope_dim wide,
+// the value heads v_head_dim, and the compressed q_l and kv_l (norm inputs and outputs) and the
+// RoPE key stay on every tensor rank.
+TEST(MemoryModel, MlaKeepsItsOwnShapes) {
+  const ModelSpec mla = parse_model_yaml(
+      "name: tiny-mla\nlayers: 1\nhidden: 16\nheads: 2\nhead_dim: 4\nvocab: 10\nseq: 10\n"
+      "norm: rmsnorm\nbias: false\nposition: rope\n"
+      "attention: {kind: mla, q_lora_rank: 6, kv_lora_rank: 5, rope_dim: 2, v_head_dim: 3}\n",
+      "m.yaml");
+  ParallelPlan p;
+  p.tp = 2;
+  p.seq = 10;
+  // Split over the tensor group, per token: queries and keys 2 x (4 + 2) each, values and the
+  // projection's input 2 x 3 each = 36 values; the MLP's 2 x 64; fp32 row statistics 4 x 2 bytes.
+  // (2 x 10 x 36 + 2 x 2 x 10 x 64 + 4 x 2 x 10) / 2 = (720 + 2560 + 80) / 2 = 1680 bytes.
+  // Kept on every rank: the block inputs, (4 x 2 + 2) x 10 x 16 = 1600 bytes, and MLA's
+  // compressed values 2 x (6 + 5) + 2 = 24 a token, 480 bytes.
+  EXPECT_NEAR(layer_activation_bytes(mla, p, 0), 1680 + 1600 + 480, 1e-9);
+  // Sequence parallelism splits the block inputs and the compressed norms' tensors over the
+  // tokens, not the RoPE key: 800 + 2 x 10 x (22 / 2 + 2) = 800 + 260.
+  p.sequence_parallel = true;
+  EXPECT_NEAR(layer_activation_bytes(mla, p, 0), 1680 + 800 + 260, 1e-9);
+}
+
 TEST(MemoryModel, UnevenLayersGoToTheMiddleStages) {
   // Llama-3.1-405B's 126 layers on 16 stages: 7 each and 14 stages of 8, the first and last 7.
   const std::vector<int64_t> split = stage_layers(126, 16);
