@@ -95,6 +95,7 @@ std::optional<ModelScenario> model_scenario(const std::string& model, const Plan
         "--no-align-param-gather: expected --overlap-param-gather (it chooses how "
         "the overlapped parameter gathers are launched)");
   plan.align_param_gather = !p.no_align_param_gather;
+  plan.tp_comm_overlap = p.tp_comm_overlap;
   plan.flash_attention = p.attention != "unfused";
   plan.dtype = *parse_dtype(p.dtype);
   plan.p2p = p.p2p == "blocking"     ? P2pMode::Blocking
@@ -185,6 +186,10 @@ std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, Pl
   on_off("--no-align-param-gather", p.no_align_param_gather,
          "With --overlap-param-gather: each bucket gathered only once the forward has waited for "
          "the one before, in every model chunk (Megatron-LM's --no-align-param-gather)");
+  on_off("--tp-comm-overlap", p.tp_comm_overlap,
+         "With --sequence-parallel and --tp above 1: the layers' tensor-parallel all-gathers and "
+         "reduce-scatters run beside their GEMMs, pipelined in chunks or in bulk (Transformer "
+         "Engine's userbuffers, Megatron's tp_comm_overlap, as NeMo's recipes run)");
   flags.push_back(cmd.add_option("--zero", p.zero,
                                  "ZeRO stage: 1 as --distributed-optimizer; 2 and 3 also shard "
                                  "gradients and parameters (memory only)")

@@ -19,7 +19,7 @@ struct PlanArgs {
   std::optional<int64_t> gbs, seq, first_stage_layers, last_stage_layers;
   std::string recompute = "none", attention = "flash", dtype = "bf16", p2p = "auto";
   bool sequence_parallel = false, distributed_optimizer = false, fp8_param_gather = false,
-       overlap_param_gather = false, no_align_param_gather = false;
+       overlap_param_gather = false, no_align_param_gather = false, tp_comm_overlap = false;
   int zero = 0;
   std::optional<double> train_tokens;
   std::vector<std::string> without;      // terms left out (validation ablations)

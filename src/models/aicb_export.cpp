@@ -29,6 +29,28 @@ void note_lost(std::vector<std::string>& lost, const std::string& what) {
   if (std::find(lost.begin(), lost.end(), what) == lost.end()) lost.push_back(what);
 }
 
+constexpr const char* kGemmOverlap =
+    "Transformer Engine's overlap of the tensor-parallel collectives with their GEMMs "
+    "(--tp-comm-overlap): each is written after its GEMM (the weight gradient's reduce-scatter "
+    "after the input gradient), and a re-gather of a saved input, which has no column left, is "
+    "dropped";
+
+// Writes the collectives a row overlaps with its GEMMs (Phase::overlapped) as the format's
+// collectives, run after the compute: forward and input-gradient ones in their own phase, the
+// weight gradient's reduce-scatter in the input gradient's (the format's weight-gradient column is
+// the data-parallel one), each where the phase has no collective of its own, else dropped.
+void serialize_overlaps(Layer& l, std::vector<std::string>& lost) {
+  const auto place = [](std::optional<GemmOverlap>& from, Phase& to) {
+    if (from && !to.comm) to.comm = from->comm;
+    from.reset();
+  };
+  if (!l.forward.overlapped && !l.input_grad.overlapped && !l.weight_grad.overlapped) return;
+  note_lost(lost, kGemmOverlap);
+  place(l.forward.overlapped, l.forward);
+  place(l.weight_grad.overlapped, l.input_grad);
+  place(l.input_grad.overlapped, l.input_grad);
+}
+
 // The iteration tail's collectives (training_workload.h): written as tensor-parallel where their
 // group is the tensor group (one stage, and for the whole world no data or context
 // parallelism), else dropped and named in `lost` (the format has no column for them; its
@@ -105,6 +127,7 @@ AicbExport aicb_workload(const Workload& g) {
     l.stage_set = -1;
     drop_context(l.forward);
     drop_context(l.input_grad);
+    serialize_overlaps(l, out.lost);
     write_tail(l.forward, par, out.lost);
     index[from].push_back(w.program.layers.size());
     w.program.layers.push_back(std::move(l));

@@ -6,7 +6,8 @@
 //
 // What the format cannot say is dropped, each with a sentence in `lost`: stages that differ (the
 // file holds the middle stage's rows; the first stage's embedding and the last stage's LM head go),
-// Megatron's gradient bucket size, the parameter gather overlapped with the next forward, blocking
+// Megatron's gradient bucket size, the parameter gather overlapped with the next forward,
+// Transformer Engine's overlap of tensor-parallel collectives with their GEMMs, blocking
 // and gathered stage-to-stage transfers, and context parallelism (its collectives go; its ranks
 // count as data-parallel ones). A plan with one stage, one model chunk, one context rank and one
 // data-parallel rank loses nothing: the file read back simulates to the same iteration within the

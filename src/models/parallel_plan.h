@@ -62,6 +62,10 @@ struct ParallelPlan {
   // whole from the schedule (Megatron-LM's align_param_gather, on by default); false: the lazy
   // chain of buckets (--no-align-param-gather).
   bool align_param_gather = true;
+  // With sequence parallelism and tp > 1: Transformer Engine runs the layers' tensor-parallel
+  // all-gathers and reduce-scatters beside their GEMMs (userbuffers, Megatron's tp_comm_overlap;
+  // NeMo's recipes set it for their TP >= 4 plans).
+  bool tp_comm_overlap = false;
   bool flash_attention = true;  // false: scores stored (unfused, as Megatron in 2021-22)
   int64_t value_bytes = 2;
   DType dtype = DType::BF16;

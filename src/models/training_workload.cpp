@@ -76,6 +76,9 @@ void check_plan(const ModelSpec& spec, const ParallelPlan& p) {
        "--overlap-param-gather: expected a sharded optimizer (--distributed-optimizer or --zero "
        "1-2) and more than one data-parallel rank (dp x cp = " +
            str(p.dp * p.cp) + ")");
+  need(!p.tp_comm_overlap || (p.sequence_parallel && p.tp > 1),
+       "--tp-comm-overlap: expected --sequence-parallel and --tp above 1 (it overlaps the "
+       "sequence-parallel all-gathers and reduce-scatters with their GEMMs)");
 }
 
 ComputeDemand gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch = 1,
@@ -123,6 +126,17 @@ Communication comm(CollectiveKind kind, CommGroup group, double bytes) {
   return {kind, group, static_cast<Bytes>(bytes)};
 }
 
+// Transformer Engine's communication-GEMM overlap (--tp-comm-overlap) as NeMo configures it for
+// GPT-3 175B on H100 (its userbuffers config; docs/models.md): the SMs each overlap's
+// communication holds, and the attention projection's forward split into 4 chunks.
+constexpr int64_t kRingExchangeSms = 1;
+constexpr int64_t kProjectionSplits = 4, kProjectionSms = 24;
+constexpr int64_t kQkvBulkSms = 4, kFc1InputGradBulkSms = 2, kWeightGradBulkSms = 4;
+
+GemmOverlap bulk(Communication c, int64_t sms) {
+  return {c, GemmOverlapMethod::Bulk, 1, sms, false, {}};
+}
+
 // Builds the records of one pass and the iteration-level rows.
 class Generator {
  public:
@@ -136,6 +150,7 @@ class Generator {
     tokens_ = p_.micro_batch * p_.seq / p_.cp;  // this rank's share of the micro-batch
     sp_tokens_ = p_.sequence_parallel ? tokens_ / t_ : tokens_;
     sharded_ = p_.distributed_optimizer || p_.zero >= 1;
+    overlap_ = p_.tp_comm_overlap;  // check_plan: with sequence parallelism and t > 1
     vb_ = static_cast<double>(p_.value_bytes);
     y_ = static_cast<double>(tokens_ * spec_.hidden) * vb_;  // one full activation, bytes
   }
@@ -508,7 +523,33 @@ class Generator {
             ? (spec_.mla.q_lora_rank > 0 ? spec_.mla.q_lora_rank : spec_.hidden) +
                   spec_.mla.kv_lora_rank
             : spec_.hidden;
-    block_output(program, set, name + " attention output", out, act_bytes(tokens_, regathered));
+    // Under TE's overlap the QKV projection's input gradient re-gathers its own input (MLA's
+    // projections keep the block's re-gather).
+    const bool own = overlap_ && spec_.attention != AttentionKind::Mla;
+    block_output(program, set, name + " attention output", out,
+                 own ? 0 : act_bytes(tokens_, regathered),
+                 {comm(CollectiveKind::ReduceScatter, CommGroup::Tensor, y_),
+                  GemmOverlapMethod::Pipelined,
+                  kProjectionSplits,
+                  kProjectionSms,
+                  true,
+                  {}});
+  }
+
+  // Under TE's overlap, a column-parallel GEMM (QKV, FC1) of record `l`: its forward runs beside
+  // the ring exchange of its input's all-gather, its input gradient beside the bulk re-gather of
+  // its saved input (`input_grad_sms`), its weight gradient beside the bulk reduce-scatter of the
+  // input gradient (which without the overlap runs after the input gradient).
+  void column_parallel_overlaps(Layer& l, int64_t input_grad_sms) const {
+    const Communication gather = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+    l.forward.overlapped = ring_exchange(gather, false);
+    l.input_grad.overlapped = bulk(gather, input_grad_sms);
+    l.input_grad.comm.reset();
+    l.weight_grad.overlapped =
+        bulk(comm(CollectiveKind::ReduceScatter, CommGroup::Tensor, y_), kWeightGradBulkSms);
+  }
+  GemmOverlap ring_exchange(Communication c, bool sm_margin) const {
+    return {c, GemmOverlapMethod::RingExchange, t_, kRingExchangeSms, sm_margin, {}};
   }
 
   // The norm and the query/key/value projection (column-parallel; with sequence parallelism the
@@ -522,7 +563,7 @@ class Generator {
       a->name = name + " attention norm";
       a->forward.kernels.push_back(norm(sp_tokens_));
       a->input_grad.kernels.push_back(norm(sp_tokens_, 1.5));
-      a->forward.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+      if (!overlap_) a->forward.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
       a = &record(program, name + " attention", set);
     }
     // The norm, the projection, RoPE, a cast and up to four core attention kernels forward; the
@@ -543,6 +584,7 @@ class Generator {
                                 CommGroup::Tensor, y_);
     a->weight_grad.kernels.push_back(qkv.weight_grad);
     add_casts(*a, qkv);
+    if (overlap_) column_parallel_overlaps(*a, kQkvBulkSms);
     return *a;
   }
 
@@ -614,10 +656,12 @@ class Generator {
 
   // A block's row-parallel output projection (attention's out-proj, the MLP's FC2): the GEMMs,
   // the forward all-reduce (reduce-scatter with sequence parallelism, whose backward re-gathers
-  // the block's saved input for its first GEMM's weight gradient, `regathered` bytes), and without
-  // sequence parallelism the block's bias-dropout-residual.
+  // the block's saved input for its first GEMM's weight gradient, `regathered` bytes, if any), and
+  // without sequence parallelism the block's bias-dropout-residual. Under TE's overlap the forward
+  // reduce-scatter runs as `forward_overlap` says and the input gradient beside the ring exchange
+  // of the output gradient's all-gather (which without it closes the record after the block).
   void block_output(Program& program, int32_t set, const std::string& name, const Linear& l,
-                    double regathered) {
+                    double regathered, const GemmOverlap& forward_overlap) {
     const bool sp = p_.sequence_parallel && t_ > 1;
     Layer& o = record(program, name, set);
     reserve_kernels(o, 3, 3, 2);  // the GEMM, an FP8 cast and the residual
@@ -625,11 +669,17 @@ class Generator {
     o.input_grad.kernels.push_back(l.input_grad);
     o.weight_grad.kernels.push_back(l.weight_grad);
     add_casts(o, l);
-    if (t_ > 1)
+    if (overlap_) {
+      o.forward.overlapped = forward_overlap;
+      o.input_grad.overlapped =
+          ring_exchange(comm(CollectiveKind::AllGather, CommGroup::Tensor, y_), false);
+    } else if (t_ > 1) {
       o.forward.comm = comm(sp ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
                             CommGroup::Tensor, y_);
+    }
     if (sp) {
-      o.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, regathered);
+      if (regathered > 0)
+        o.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, regathered);
     } else {
       o.forward.kernels.push_back(residual());
       o.input_grad.kernels.push_back(residual(1.5));
@@ -642,6 +692,7 @@ class Generator {
     Layer& r = record(program, name, set);
     r.forward.kernels = {residual(), norm(sp_tokens_)};
     r.input_grad.kernels = {norm(sp_tokens_, 1.5), residual(1.5)};
+    if (overlap_) return r;  // both all-gathers run beside the GEMMs that need them
     if (gather) r.forward.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
     r.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
     return r;
@@ -669,13 +720,15 @@ class Generator {
                                 CommGroup::Tensor, y_);
     m->weight_grad.kernels.push_back(fc1.weight_grad);
     add_casts(*m, fc1);
+    if (overlap_) column_parallel_overlaps(*m, kFc1InputGradBulkSms);
 
-    block_output(program, set, name + " MLP output", fc2, y_);
+    block_output(program, set, name + " MLP output", fc2, overlap_ ? 0 : y_,
+                 ring_exchange(comm(CollectiveKind::ReduceScatter, CommGroup::Tensor, y_), true));
     if (sp) {
       Layer& r = record(program, name + " MLP residual", set);
       r.forward.kernels.push_back(residual());
       r.input_grad.kernels.push_back(residual(1.5));
-      r.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
+      if (!overlap_) r.input_grad.comm = comm(CollectiveKind::AllGather, CommGroup::Tensor, y_);
     }
   }
 
@@ -936,6 +989,7 @@ class Generator {
   ParameterCount whole_;  // the model's parameters
   int64_t t_ = 1, tokens_ = 0, sp_tokens_ = 0;
   bool sharded_ = false;  // the optimizer (distributed, ZeRO >= 1) shards over DP x CP
+  bool overlap_ = false;  // Transformer Engine's communication-GEMM overlap (--tp-comm-overlap)
   double vb_ = 2, y_ = 0;
   std::vector<std::vector<bool>> sets_;
   std::unordered_multimap<size_t, int32_t> set_index_;  // a set's hash -> its index in sets_

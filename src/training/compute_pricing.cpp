@@ -1,5 +1,6 @@
 #include "training/compute_pricing.h"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -92,6 +93,13 @@ void price_compute(Workload& workload, const Device& device) {
                                "53 days, found more; its sizes are implausible");
       }
       phase->compute = Time::from_ps(phase_ps);
+      if (phase->overlapped) {
+        const auto gemm =
+            std::find_if(phase->kernels.begin(), phase->kernels.end(),
+                         [](const ComputeDemand& k) { return k.kind == KernelClass::Gemm; });
+        phase->overlapped->gemm =
+            gemm == phase->kernels.end() ? Time::zero() : Time::from_ps(picoseconds(*gemm));
+      }
     }
   }
   if (workload.graph) price_graph(*workload.graph, device);

@@ -1,7 +1,8 @@
 // Prices a workload's compute demands on one device, in one place, before any simulator runs:
 // every phase that lists kernels (operator-level formats without times) gets
 //   compute = sum over its kernels of kernel_time(device, kernel)      (hardware/op_cost.h)
-// so the simulators see times only; likewise every task of a task graph (Chakra) that gives a
+// so the simulators see times only (a phase's GEMM overlapped with a collective, Phase::overlapped,
+// also gets its own time); likewise every task of a task graph (Chakra) that gives a
 // compute demand instead of a duration. The device is --device if given, else the cluster's `gpu:`,
 // else (with a warning) the H100-SXM5-80GB preset.
 #pragma once

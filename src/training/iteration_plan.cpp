@@ -9,6 +9,7 @@
 #include <set>
 
 #include "network/collective_algorithms.h"
+#include "training/gemm_overlap_time.h"
 #include "training/group_pricing.h"
 #include "training/parallel_axes.h"
 #include "training/sm_contention.h"
@@ -323,7 +324,9 @@ void choose_schedule(IterationPlan& plan, int64_t m, const SourceLocation& heade
   plan.chunks = plan.schedule == ScheduleKind::OneFOneB ? 1 : par.vpp;
 }
 
-// Each layer's phases with their collectives priced, and the iteration-level rows. A
+// Each layer's phases with their collectives priced, and the iteration-level rows. A collective
+// overlapped with a phase's GEMM (Phase::overlapped) is folded into the phase's compute as
+// gemm_overlap_time says (run after the compute with --no-overlap). A
 // weight-gradient collective of a data-parallel group is asynchronous inside a pass (with
 // overlap), and, in an iteration-level row, a parameter gather or a gradient reduction.
 void plan_layers(IterationPlan& plan, const Program& program, const SimulationOptions& options,
@@ -337,6 +340,13 @@ void plan_layers(IterationPlan& plan, const Program& program, const SimulationOp
     PlannedLayer& planned = plan.layers[i];
     const auto phase = [&](const Phase& p, bool weight_grad) {
       PlannedPhase result{p.compute, std::nullopt};
+      if (const auto& o = p.overlapped) {  // folded into the phase's compute
+        const Time comm = pricer.price(o->comm.kind, o->comm.group, o->comm.bytes).time;
+        result.compute += options.overlap ? gemm_overlap_time(*o, comm, plan.compute_units,
+                                                              plan.contention_overhead) -
+                                                o->gemm
+                                          : comm;
+      }
       if (!p.comm) return result;
       CommRole role = CommRole::Blocking;
       if (weight_grad && is_data_parallel(p.comm->group)) {

@@ -25,6 +25,7 @@
 #include "core/compute_demand.h"
 #include "core/time.h"
 #include "workload/communication.h"
+#include "workload/gemm_overlap.h"
 
 namespace orrery {
 
@@ -36,6 +37,9 @@ struct Phase {
   Bytes source_comm_bytes = 0;
   // The kernels `compute` is priced from when the file gives no time (operator-level formats).
   std::vector<ComputeDemand> kernels;
+  // A collective run beside the phase's first GEMM kernel instead of after the compute
+  // (Transformer Engine's communication-GEMM overlap, workload/gemm_overlap.h); absent: none.
+  std::optional<GemmOverlap> overlapped;
 };
 
 struct Layer {

@@ -3,7 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "models/model_counts.h"
 #include "models/model_file.h"
@@ -740,6 +746,107 @@ TEST(TrainingWorkload, ImpossiblePlansNameTheFlag) {
   ParallelPlan experts = plan(8, 1, 1);
   experts.ep = 2;
   EXPECT_EQ(error(experts), "--ep 2: 'gpt3-175b' has no experts");
+}
+
+// --tp-comm-overlap (GPT-3 1.3B, TP 4, sequence parallelism): each layer's tensor-parallel
+// collectives are the same as without it, each of N h values (2048 x 2048 x 2 bytes): 2
+// all-gathers and 2 reduce-scatters forward, 4 and 2 backward; but each now runs beside the GEMM
+// that needs or makes it (TrainingWorkload and docs/models.md say which), as
+// NeMo's GPT-3 175B userbuffers config has TE run them: forward, the QKV and FC1 GEMMs beside the
+// ring exchange of their input's all-gather (1 SM), the attention projection beside its
+// reduce-scatter in 4 chunks (24 SMs, GEMM on the SMs left), FC2 beside its reduce-scatter's ring
+// exchange (1 SM, SMs left); backward, the projections' input gradients beside the ring exchange
+// of the output gradient's all-gather, QKV's and FC1's input gradients beside the bulk re-gather
+// of their input (4 and 2 SMs) and their weight gradients beside the bulk reduce-scatter of that
+// input gradient (4 SMs). No tensor-parallel collective of a layer is left to run after its
+// compute; the embedding's and the LM head's stay (TE does not run them).
+TEST(TrainingWorkload, TpCommOverlapRunsTheLayersCollectivesBesideTheirGemms) {
+  const ModelSpec m = load_model("gpt3-1.3b");
+  ParallelPlan p = plan(4, 1, 1);
+  p.sequence_parallel = true;
+  const TrainingWorkload serial = generate_training_workload(m, p);
+  p.tp_comm_overlap = true;
+  const TrainingWorkload overlapped = generate_training_workload(m, p);
+  const Bytes y = 2048 * 2048 * 2;
+  // (kind, phase) -> count, over one layer's records.
+  const auto census = [&](const Workload& w, bool beside) {
+    std::map<std::pair<CollectiveKind, int>, int> out;
+    for (const Layer* l : layer_records(w, 1)) {
+      const Phase* phases[3] = {&l->forward, &l->input_grad, &l->weight_grad};
+      for (int k = 0; k < 3; ++k) {
+        const auto& c = beside && phases[k]->overlapped ? std::optional(phases[k]->overlapped->comm)
+                                                        : phases[k]->comm;
+        if (!c) continue;
+        EXPECT_EQ(c->group, CommGroup::Tensor);
+        EXPECT_EQ(c->bytes, y);
+        ++out[{c->kind, k == 0 ? 0 : 1}];
+      }
+    }
+    return out;
+  };
+  const auto before = census(serial.workload, false);
+  const auto after = census(overlapped.workload, true);
+  using K = CollectiveKind;
+  const std::map<std::pair<CollectiveKind, int>, int> expected = {
+      {{K::AllGather, 0}, 2},
+      {{K::ReduceScatter, 0}, 2},  // forward
+      {{K::AllGather, 1}, 4},
+      {{K::ReduceScatter, 1}, 2}};  // backward
+  EXPECT_EQ(before, expected);
+  EXPECT_EQ(after, expected);
+
+  std::map<std::string, std::vector<std::tuple<int, GemmOverlapMethod, int64_t, int64_t, bool>>>
+      found;
+  for (const Layer* l : layer_records(overlapped.workload, 1)) {
+    EXPECT_FALSE(l->forward.comm) << l->name;
+    EXPECT_FALSE(l->input_grad.comm) << l->name;
+    const Phase* phases[3] = {&l->forward, &l->input_grad, &l->weight_grad};
+    for (int k = 0; k < 3; ++k)
+      if (const auto& o = phases[k]->overlapped) {
+        found[l->name].emplace_back(k, o->method, o->chunks, o->sms, o->sm_margin);
+        EXPECT_TRUE(std::any_of(phases[k]->kernels.begin(), phases[k]->kernels.end(),
+                                [](const ComputeDemand& d) { return d.kind == KernelClass::Gemm; }))
+            << l->name;
+      }
+  }
+  using M = GemmOverlapMethod;
+  using Row = std::tuple<int, GemmOverlapMethod, int64_t, int64_t, bool>;
+  EXPECT_EQ(found["layer 1 attention"], (std::vector<Row>{{0, M::RingExchange, 4, 1, false},
+                                                          {1, M::Bulk, 1, 4, false},
+                                                          {2, M::Bulk, 1, 4, false}}));
+  EXPECT_EQ(found["layer 1 attention output"],
+            (std::vector<Row>{{0, M::Pipelined, 4, 24, true}, {1, M::RingExchange, 4, 1, false}}));
+  EXPECT_EQ(found["layer 1 MLP"], (std::vector<Row>{{0, M::RingExchange, 4, 1, false},
+                                                    {1, M::Bulk, 1, 2, false},
+                                                    {2, M::Bulk, 1, 4, false}}));
+  EXPECT_EQ(found["layer 1 MLP output"], (std::vector<Row>{{0, M::RingExchange, 4, 1, true},
+                                                           {1, M::RingExchange, 4, 1, false}}));
+  EXPECT_EQ(found.size(), 4u);
+  // Same records, same kernels: only where the collectives run differs.
+  ASSERT_EQ(serial.workload.program.layers.size(), overlapped.workload.program.layers.size());
+  for (size_t i = 0; i < serial.workload.program.layers.size(); ++i)
+    EXPECT_EQ(serial.workload.program.layers[i].forward.kernels.size(),
+              overlapped.workload.program.layers[i].forward.kernels.size());
+}
+
+// --tp-comm-overlap overlaps the collectives of sequence parallelism: without it, or with one
+// tensor rank, it is refused by name.
+TEST(TrainingWorkload, TpCommOverlapNeedsSequenceParallelismOverTensorRanks) {
+  const ModelSpec m = load_model("gpt3-1.3b");
+  const std::string message =
+      "--tp-comm-overlap: expected --sequence-parallel and --tp above 1 (it overlaps the "
+      "sequence-parallel all-gathers and reduce-scatters with their GEMMs)";
+  for (const auto& [tp, sp] : {std::pair{4, false}, {1, true}, {1, false}}) {
+    ParallelPlan p = plan(tp, 1, 1);
+    p.sequence_parallel = sp;
+    p.tp_comm_overlap = true;
+    try {
+      generate_training_workload(m, p);
+      ADD_FAILURE() << "tp " << tp << " sp " << sp;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+  }
 }
 
 }  // namespace

@@ -36,6 +36,31 @@ TEST(ComputePricing, PhasesGetTheSumOfTheirKernelTimes) {
   EXPECT_EQ(l.weight_grad.compute, Time::zero());  // no kernels: the file's time stays
 }
 
+// A phase whose first GEMM runs beside a collective (Phase::overlapped) gets that GEMM's own time
+// beside the phase's total, as kernel_time prices it: the copy before it and the GEMM after it
+// are not overlapped.
+TEST(ComputePricing, TheOverlappedGemmIsPricedOnItsOwn) {
+  ComputeDemand gemm;
+  gemm.kind = KernelClass::Gemm;
+  gemm.dtype = DType::BF16;
+  gemm.gemm = {1, 4096, 4096, 4096};
+  gemm.flop = 2.0 * 4096 * 4096 * 4096;
+  gemm.bytes = 3 * 4096 * 4096 * 2;
+  ComputeDemand other = gemm;
+  other.gemm = {1, 4096, 1024, 4096};
+  other.flop /= 4;
+  Layer l = testing::layer("op", Time::zero(), Time::zero(), Time::zero());
+  l.forward.kernels = {copy_of(1'000'000'000), gemm, other};
+  l.forward.overlapped = GemmOverlap{};
+  Workload w = testing::uniform_workload(1, 1, 1, l);
+  const Device h100 = load_device("H100-SXM5-80GB");
+  price_compute(w, h100);
+  const Phase& forward = w.program.layers[0].forward;
+  EXPECT_EQ(forward.overlapped->gemm, kernel_time(h100, gemm));
+  EXPECT_EQ(forward.compute, kernel_time(h100, copy_of(1'000'000'000)) + kernel_time(h100, gemm) +
+                                 kernel_time(h100, other));
+}
+
 TEST(ComputePricing, WorkloadsWithTimesAreLeftAlone) {
   Workload w = testing::uniform_workload(
       1, 1, 2, testing::layer("l", testing::us(10), testing::us(20), testing::us(30)));

@@ -229,6 +229,30 @@ TEST(EventSimulator, ParameterGatherOverlapsTheFirstForward) {
   }
 }
 
+// Collectives run beside their GEMMs (testing::gemm_overlap_workload; no SM counts known, so no
+// slowdown; gemm_overlap_time.h):
+//   forward: ring exchange over 8 ranks, max(60 x 7/8, 70) + 60 / 8 = 77.5 us: 100 - 60 + 77.5
+//   input gradient: 4 chunks, max(40, 70) + 40 / 4 = 80 us: 50 - 40 + 80 = 90 us
+//   weight gradient: bulk, max(80, 70) = 80 us
+// Two layers: 2 x (117.5 + 90 + 80) = 575 us, all of it compute (the collectives are folded into
+// the GEMMs' phases), in event and analytical mode. Without overlap each collective runs after
+// its phase's compute: 2 x (230 + 3 x 70) = 880 us.
+TEST(EventSimulator, CollectivesBesideTheirGemmsCostThePipelineOfChunks) {
+  const Workload w = testing::gemm_overlap_workload();
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  for (const Result& r :
+       {run_event(w, test_cluster(), ring), run_analytical(w, test_cluster(), ring)}) {
+    EXPECT_EQ(r.iteration_time, us(575)) << r.mode;
+    EXPECT_EQ(r.breakdown.compute, us(575)) << r.mode;
+    expect_partitioned(r);
+  }
+  SimulationOptions serial = ring;
+  serial.overlap = false;
+  EXPECT_EQ(run_event(w, test_cluster(), serial).iteration_time, us(880));
+  EXPECT_EQ(run_analytical(w, test_cluster(), serial).iteration_time, us(880));
+}
+
 // Megatron-LM's aligned launch (align_param_gather) against the lazy chain, on one stage of three
 // model chunks (vpp 3, interleaved), one layer each (F = I = W = 1 ms), one micro-batch, dp = 2
 // across servers (tp 8). The parameter all-gather row of S bytes splits by weight-gradient compute

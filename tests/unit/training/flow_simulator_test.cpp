@@ -49,6 +49,17 @@ TEST(FlowSimulator, UncontendedPipelineEqualsTheEventMode) {
   EXPECT_GT(flow.flows, 0);
 }
 
+// The collectives Transformer Engine runs beside their GEMMs are folded into the phases' compute
+// before any mode runs: flow mode gives the event mode's 575 us (EventSimulator.
+// CollectivesBesideTheirGemmsCostThePipelineOfChunks).
+TEST(FlowSimulator, CollectivesBesideTheirGemmsAsInTheEventMode) {
+  SimulationOptions ring;
+  ring.algorithm = Algorithm::Ring;
+  const Result flow = run_flow(testing::gemm_overlap_workload(), test_cluster(), ring);
+  EXPECT_EQ(flow.iteration_time, Time::from_us(575));
+  expect_partitioned(flow);
+}
+
 // The embedding group's members run different programs (stage 0's and stage 1's): they meet at
 // their first collective of the group, and the eight pairs' rings, each on its own NICs, take
 // what the event mode charges (testing::end_stages_workload: both stages end at 5.32 ms).

@@ -123,4 +123,32 @@ inline Workload end_stages_workload() {
   return w;
 }
 
+// One stage of tp 8 (one server), one micro-batch of two layers whose phases each run a GEMM
+// beside an 8 MB tensor-parallel collective (70 us as a ring: 7/8 x 8 MB / 100 GB/s), as
+// Transformer Engine's overlap (--tp-comm-overlap): forward 100 us of which a 60 us GEMM beside
+// a ring-exchange all-gather; input gradient 50 us of which a 40 us GEMM beside a reduce-scatter
+// pipelined in 4 chunks; weight gradient an 80 us GEMM beside a bulk all-gather.
+inline Workload gemm_overlap_workload() {
+  Layer body = layer("l", us(100), us(50), us(80));
+  body.forward.overlapped = {comm(CollectiveKind::AllGather, CommGroup::Tensor, 8'000'000),
+                             GemmOverlapMethod::RingExchange,
+                             8,
+                             1,
+                             false,
+                             us(60)};
+  body.input_grad.overlapped = {comm(CollectiveKind::ReduceScatter, CommGroup::Tensor, 8'000'000),
+                                GemmOverlapMethod::Pipelined,
+                                4,
+                                24,
+                                true,
+                                us(40)};
+  body.weight_grad.overlapped = {comm(CollectiveKind::AllGather, CommGroup::Tensor, 8'000'000),
+                                 GemmOverlapMethod::Bulk,
+                                 1,
+                                 4,
+                                 false,
+                                 us(80)};
+  return uniform_workload(1, 1, 2, body, 1, 8);
+}
+
 }  // namespace orrery::testing
