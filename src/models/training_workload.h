@@ -22,6 +22,9 @@
 //   and of the QKV and FC1 input gradients (backward, overlapping their weight gradients); with
 //   sequence parallelism each becomes an all-gather before / reduce-scatter after, and the
 //   backward adds the all-gather of the output gradient and the re-gather of the saved input;
+//   with --tp-comm-overlap each of these runs beside the GEMM that needs or makes it, as
+//   Transformer Engine's userbuffers do (Phase::overlapped; the methods and SMs of NeMo's GPT-3
+//   175B H100 configuration);
 // - recompute: full re-runs each layer's forward (its collectives too) before its backward;
 //   selective re-runs the core attention;
 // - data parallelism, per stage after the last backward: fp32 gradient reduce-scatter (distributed

@@ -20,9 +20,10 @@ namespace {
 
 // MAPE ceilings (%), each today's MAPE (docs/validation.md) plus under half a point. Every row of
 // both tables is a check: no constant was fitted on them. Known bias: every Selene row is predicted
-// too fast, and the NeMo rows with TP 1 by 11-16 %.
+// too fast, and the NeMo rows with TP 1 by 11-16 % (those with Transformer Engine's TP overlap by
+// 2-11 %).
 constexpr double kSeleneMapeCeiling = 6.8;  // today 6.4 %; the goal is 5 %
-constexpr double kNemoMapeCeiling = 7.9;    // today 7.5 %; the goal, 10 %, is met
+constexpr double kNemoMapeCeiling = 9.1;    // today 8.7 %; the goal, 10 %, is met
 
 double predicted_seconds(const std::string& args) {
   const CliRun r = orrery("simulate " + args + " --json");
@@ -89,11 +90,19 @@ TEST(TrainingValidation, MegatronLayerTimesTable4) {
     EXPECT_NEAR(predicted[i] - predicted[0], measured[i] - measured[0], 0.5) << "row " << i;
 }
 
+// The models whose NeMo recipe sets tp_comm_overlap (Transformer Engine's userbuffers): GPT-3
+// 175B, Llama-3 70B and Nemotron-4 340B (MEGATRON-MODEL.md §7.2, the recipes' plans). The other
+// rows' recipes either leave it off (Llama-2 7B) or were not read.
+bool recipe_overlaps_tp_comm(const std::string& model) {
+  return model == "gpt3-175b" || model == "llama3-70b" || model == "nemotron4-340b";
+}
+
 // NeMo 24.07 as its recipes run: FP8 with the weights gathered in fp8 (fp8_param_gather, set by
 // NeMo's FP8 precision recipe), the distributed optimizer with its parameter all-gather overlapped
 // with the next forward (overlap_param_gather, set by NeMo's recipes), sequence parallelism with
-// TP > 1,
-// the interleaved schedule's p2p overlapped, context parallelism where the row uses it.
+// TP > 1, the tensor-parallel collectives beside their GEMMs where the recipe says so
+// (tp_comm_overlap), the interleaved schedule's p2p overlapped, context parallelism where the row
+// uses it.
 TEST(TrainingValidation, NemoH100Fp8) {
   const auto table = test_data::rows("nemo_h100_fp8.csv");
   ASSERT_EQ(table.size(), 12u);
@@ -104,7 +113,8 @@ TEST(TrainingValidation, NemoH100Fp8) {
         "--model " + c[0] + " --cluster hgx-h100 --gpus " + c[1] + " --gbs " + c[2] + " --mbs " +
         c[3] + " --seq " + c[4] + " --tp " + c[5] + " --pp " + c[6] + " --cp " + c[7] + " --vpp " +
         c[8] + (c[5] != "1" ? " --sequence-parallel" : "") +
-        " --distributed-optimizer --overlap-param-gather --dtype fp8 --fp8-param-gather";
+        " --distributed-optimizer --overlap-param-gather --dtype fp8 --fp8-param-gather" +
+        (recipe_overlaps_tp_comm(c[0]) ? " --tp-comm-overlap" : "");
     const double measured = std::stod(c[2]) * std::stod(c[4]) /
                             (std::stod(c[9]) * std::stod(c[1]));  // gbs x seq / (tok/s/GPU x GPUs)
     const double error = predicted_seconds(plan) / measured - 1;
