@@ -86,10 +86,11 @@ explore::RunInfo run_info(const ExploreArgs& a, const explore::SearchRequest& r)
 
 std::string plan_text(const explore::PlanPoint& point) {
   const ParallelPlan& p = point.plan;
-  return fmt::format("tp {} pp {} vpp {} cp {} ep {} dp {} mbs {} {} sp {} zero {}{}", p.tp, p.pp,
+  return fmt::format("tp {} pp {} vpp {} cp {} ep {} dp {} mbs {} {} sp {} zero {}{}{}", p.tp, p.pp,
                      p.vpp, p.cp, p.ep, p.dp, p.micro_batch, explore::recompute_name(p.recompute),
                      p.sequence_parallel ? 1 : 0, p.zero,
-                     p.overlap_param_gather ? " overlap-param-gather" : "");
+                     p.overlap_param_gather ? " overlap-param-gather" : "",
+                     p.tp_comm_overlap ? " tp-comm-overlap" : "");
 }
 
 std::string optional_figure(const std::optional<double>& x, const char* format) {
@@ -123,7 +124,8 @@ nlohmann::json point_json(const explore::RankedPoint& p, const explore::SearchRe
                       {"sequence_parallel", plan.sequence_parallel},
                       {"distributed_optimizer", plan.distributed_optimizer},
                       {"zero", plan.zero},
-                      {"overlap_param_gather", plan.overlap_param_gather}};
+                      {"overlap_param_gather", plan.overlap_param_gather},
+                      {"tp_comm_overlap", plan.tp_comm_overlap}};
   j[std::string(to_string(r.rank_by))] = figures_json(p.figures);
   if (p.event && r.rank_by != SimulationMode::Event) j["event"] = figures_json(*p.event);
   return j;
@@ -256,11 +258,12 @@ std::function<int()> add_explore_command(CLI::App& app, explore::Distribution* d
   cmd->add_option("--p2p", a->p2p, "Stage-to-stage transfers: auto, blocking, overlapped")
       ->check(CLI::IsMember({"auto", "blocking", "overlapped"}))
       ->capture_default_str();
-  cmd->add_option("--vary", a->vary,
-                  "KEY=V1,V2,...: plan keys (tp pp cp ep vpp mbs recompute sequence-parallel "
-                  "distributed-optimizer zero overlap-param-gather) narrow the default space; "
-                  "cluster keys (cluster gpus "
-                  "device gpus-per-server nic-busbw nvlink-busbw, GB/s) widen it");
+  cmd->add_option(
+      "--vary", a->vary,
+      "KEY=V1,V2,...: plan keys (tp pp cp ep vpp mbs recompute sequence-parallel "
+      "distributed-optimizer zero overlap-param-gather tp-comm-overlap) narrow the default space; "
+      "cluster keys (cluster gpus "
+      "device gpus-per-server nic-busbw nvlink-busbw, GB/s) widen it");
   cmd->add_option("--objective", a->objective, "time, cost, energy or tokens-per-dollar")
       ->check(CLI::IsMember({"time", "cost", "energy", "tokens-per-dollar"}))
       ->capture_default_str();

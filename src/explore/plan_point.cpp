@@ -21,7 +21,7 @@ std::string point_key(const PlanPoint& point, const ClusterChoice& choice) {
          n(choice.gpus) + "|tp" + n(p.tp) + "|pp" + n(p.pp) + "|vpp" + n(p.vpp) + "|cp" + n(p.cp) +
          "|ep" + n(p.ep) + "|mbs" + n(p.micro_batch) + "|" + recompute_name(p.recompute) + "|sp" +
          n(p.sequence_parallel ? 1 : 0) + "|zero" + n(p.zero) +
-         (p.overlap_param_gather ? "|opg" : "");
+         (p.overlap_param_gather ? "|opg" : "") + (p.tp_comm_overlap ? "|tpo" : "");
 }
 
 }  // namespace orrery::explore

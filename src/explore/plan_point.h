@@ -29,7 +29,8 @@ struct PlanPoint {
 
 // A plan's knobs as text, one stable key per point (the database's primary key):
 // "hgx-h100|1024|tp8|pp8|vpp2|cp1|ep1|mbs1|selective|sp1|zero1", with "|opg" appended when the
-// parameter gather overlaps the next forward (so keys of databases from before the knob hold).
+// parameter gather overlaps the next forward and "|tpo" with Transformer Engine's tensor-parallel
+// overlap (so keys of databases from before the knobs hold).
 std::string point_key(const PlanPoint& point, const ClusterChoice& choice);
 
 // "none", "selective" or "full".

@@ -21,16 +21,16 @@ CREATE TABLE IF NOT EXISTS points(key TEXT PRIMARY KEY, run INTEGER REFERENCES r
   status TEXT, error TEXT, iteration_s REAL, tokens_per_s REAL, mfu REAL, memory_gib REAL,
   usd_per_mtoken REAL, joules_per_token REAL, event_iteration_s REAL, event_tokens_per_s REAL,
   event_mfu REAL, event_usd_per_mtoken REAL, event_joules_per_token REAL,
-  overlap_param_gather INTEGER);
+  overlap_param_gather INTEGER, tp_comm_overlap INTEGER);
 )";
 
 constexpr const char* kInsert =
     "INSERT OR REPLACE INTO points(key, run, cluster, device, gpus, tp, pp, vpp, cp, ep, dp, mbs, "
     "micro_batches, recompute, sequence_parallel, distributed_optimizer, zero, mode, status, "
     "error, iteration_s, tokens_per_s, mfu, memory_gib, usd_per_mtoken, joules_per_token, "
-    "overlap_param_gather) "
+    "overlap_param_gather, tp_comm_overlap) "
     "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-    "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)";
+    "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)";
 
 constexpr const char* kEvent =
     "UPDATE points SET event_iteration_s = ?2, event_tokens_per_s = ?3, event_mfu = ?4, "
@@ -107,13 +107,17 @@ void ResultStore::exec(const std::string& sql) {
   }
 }
 
-// A database written before the overlap_param_gather column gets it (every point then off).
+// A database written before the overlap_param_gather or tp_comm_overlap column gets it (every
+// point then off).
 void ResultStore::add_missing_columns() {
-  sqlite3_stmt* s = nullptr;
-  const bool present = sqlite3_prepare_v2(db_, "SELECT overlap_param_gather FROM points LIMIT 0",
-                                          -1, &s, nullptr) == SQLITE_OK;
-  sqlite3_finalize(s);
-  if (!present) exec("ALTER TABLE points ADD COLUMN overlap_param_gather INTEGER DEFAULT 0");
+  for (const std::string column : {"overlap_param_gather", "tp_comm_overlap"}) {
+    sqlite3_stmt* s = nullptr;
+    const bool present =
+        sqlite3_prepare_v2(db_, ("SELECT " + column + " FROM points LIMIT 0").c_str(), -1, &s,
+                           nullptr) == SQLITE_OK;
+    sqlite3_finalize(s);
+    if (!present) exec("ALTER TABLE points ADD COLUMN " + column + " INTEGER DEFAULT 0");
+  }
 }
 
 // The meta rows of a new database are this run's; an existing one's must equal them.
@@ -201,6 +205,7 @@ void ResultStore::add(const std::string& key, const PlanPoint& point, const Clus
   bind_optional(s, 25, f.usd_per_mtoken);
   bind_optional(s, 26, f.joules_per_token);
   sqlite3_bind_int(s, 27, p.overlap_param_gather ? 1 : 0);
+  sqlite3_bind_int(s, 28, p.tp_comm_overlap ? 1 : 0);
   step(s);
 }
 

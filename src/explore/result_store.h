@@ -6,7 +6,7 @@
 //          recompute, sequence_parallel, distributed_optimizer, zero, mode, status, error,
 //          iteration_s, tokens_per_s, mfu, memory_gib, usd_per_mtoken, joules_per_token,
 //          event_iteration_s, event_tokens_per_s, event_mfu, event_usd_per_mtoken,
-//          event_joules_per_token, overlap_param_gather)
+//          event_joules_per_token, overlap_param_gather, tp_comm_overlap)
 // Rows are written as they come, committed every 1,000 and on close, so an interrupted search
 // keeps what it evaluated and a restart with the same database skips it.
 #pragma once

@@ -20,7 +20,8 @@ const std::set<std::string> kPlanKeys = {"tp",
                                          "sequence-parallel",
                                          "distributed-optimizer",
                                          "zero",
-                                         "overlap-param-gather"};
+                                         "overlap-param-gather",
+                                         "tp-comm-overlap"};
 const std::set<std::string> kClusterKeys = {"cluster",         "gpus",      "device",
                                             "gpus-per-server", "nic-busbw", "nvlink-busbw"};
 
@@ -128,8 +129,9 @@ Vary parse_vary(const std::string& text) {
   if (!kPlanKeys.contains(v.key) && !kClusterKeys.contains(v.key))
     throw InputError("--vary " + v.key +
                      ": unknown key; expected one of tp pp cp ep vpp mbs recompute "
-                     "sequence-parallel distributed-optimizer zero overlap-param-gather cluster "
-                     "gpus device gpus-per-server nic-busbw nvlink-busbw");
+                     "sequence-parallel distributed-optimizer zero overlap-param-gather "
+                     "tp-comm-overlap cluster gpus device gpus-per-server nic-busbw "
+                     "nvlink-busbw");
   for (std::string_view value : split(std::string_view(text).substr(eq + 1), ','))
     if (!trim(value).empty()) v.values.emplace_back(trim(value));
   if (v.values.empty()) throw InputError("--vary " + v.key + ": expected at least one value");
@@ -149,6 +151,7 @@ void apply_varies(const std::vector<Vary>& varies, PlanAxes& p, ClusterAxes& c) 
     if (k == "sequence-parallel") p.sequence_parallel = switches(v);
     if (k == "distributed-optimizer") p.distributed_optimizer = switches(v);
     if (k == "overlap-param-gather") p.overlap_param_gather = switches(v);
+    if (k == "tp-comm-overlap") p.tp_comm_overlap = switches(v);
     if (k == "zero") {
       p.zero.emplace();
       for (const std::string& text : v.values) {
@@ -216,6 +219,7 @@ FilledAxes fill_axes(const ModelSpec& spec, int64_t seq, const PlanAxes& axes,
   a.sequence_parallel = axes.sequence_parallel.value_or(std::vector<bool>{false, true});
   a.distributed_optimizer = axes.distributed_optimizer;
   a.overlap_param_gather = axes.overlap_param_gather.value_or(std::vector<bool>{false});
+  a.tp_comm_overlap = axes.tp_comm_overlap.value_or(std::vector<bool>{false});
   return a;
 }
 

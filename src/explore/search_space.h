@@ -8,11 +8,13 @@
 //   the routed experts ({1} for a dense model) mbs  {1, 2, 4, 8} recompute {none, selective, full},
 //   sequence parallelism {off, on} (on is skipped at tp 1, where it changes nothing), optimizer
 //   sharding zero {0, 1 (distributed optimizer), 2, 3}, the parameter gather overlapped with the
-//   next forward {off} (on is skipped where it cannot run: ZeRO 0 or 3, or dp x cp = 1)
+//   next forward {off} (on is skipped where it cannot run: ZeRO 0 or 3, or dp x cp = 1),
+//   Transformer Engine's tensor-parallel overlap {off} (on is skipped without sequence
+//   parallelism)
 // `--vary KEY=V1,V2,...` with a plan key (tp pp cp ep vpp mbs recompute sequence-parallel
-// distributed-optimizer zero overlap-param-gather) replaces that knob's default values; with a
-// cluster key (cluster gpus device gpus-per-server nic-busbw nvlink-busbw; bandwidths in GB/s) it
-// widens the cluster choices to every combination.
+// distributed-optimizer zero overlap-param-gather tp-comm-overlap) replaces that knob's default
+// values; with a cluster key (cluster gpus device gpus-per-server nic-busbw nvlink-busbw;
+// bandwidths in GB/s) it widens the cluster choices to every combination.
 #pragma once
 
 #include <algorithm>
@@ -39,7 +41,8 @@ Vary parse_vary(const std::string& text);
 struct PlanAxes {
   std::optional<std::vector<int64_t>> tp, pp, vpp, cp, ep, mbs, zero;
   std::optional<std::vector<RecomputeMode>> recompute;
-  std::optional<std::vector<bool>> sequence_parallel, distributed_optimizer, overlap_param_gather;
+  std::optional<std::vector<bool>> sequence_parallel, distributed_optimizer, overlap_param_gather,
+      tp_comm_overlap;
 };
 
 // What the cluster keys widen, before the choices are built.
@@ -71,7 +74,7 @@ struct FilledAxes {
   std::vector<int64_t> tp, pp, cp, ep, mbs, zero;
   std::vector<RecomputeMode> recompute;
   std::vector<bool> sequence_parallel;
-  std::vector<bool> overlap_param_gather;
+  std::vector<bool> overlap_param_gather, tp_comm_overlap;
   std::optional<std::vector<int64_t>> vpp;  // explicit; else divisors of layers / pp
   std::optional<std::vector<bool>> distributed_optimizer;
 };
@@ -128,7 +131,11 @@ void for_each_point(const ModelSpec& spec, const ParallelPlan& base, int64_t gbs
                         // it needs a sharded optimizer short of ZeRO-3 and dp x cp > 1
                         if (overlap && (zero < 1 || zero > 2 || p.dp * cp <= 1)) continue;
                         p.overlap_param_gather = overlap;
-                        visit(point);
+                        for (bool tp_overlap : a.tp_comm_overlap) {
+                          if (tp_overlap && !sp) continue;  // it overlaps sp's collectives
+                          p.tp_comm_overlap = tp_overlap;
+                          visit(point);
+                        }
                       }
                     }
       }

@@ -82,9 +82,8 @@ TEST(Search, MemorySavingsThatAreNotNeededAreDominated) {
 // GPT-3 1.3B on 8 GPUs as tp 1, pp 1, cp 8 (dp 1), zero {0, 1} / both evaluated: the distributed
 // optimizer shards its state over DP x CP = 8 ranks, so ZeRO-1 is not "nothing to shard" there.
 TEST(Search, ZeroOneShardsOverTheContextRanksToo) {
-  const SearchRequest r =
-      request("gpt3-1.3b", "dgx-a100", 8, 8,
-              {"tp=1", "pp=1", "cp=8", "mbs=1", "recompute=none", "zero=0,1"});
+  const SearchRequest r = request("gpt3-1.3b", "dgx-a100", 8, 8,
+                                  {"tp=1", "pp=1", "cp=8", "mbs=1", "recompute=none", "zero=0,1"});
   const SearchResult s = run_search(r, nullptr);
   EXPECT_EQ(s.counts.space, 2);
   EXPECT_EQ(pruned(s, PruneRule::Dominated), 0);
@@ -110,6 +109,24 @@ TEST(Search, OverlapParamGatherIsAKnobWhereItCanRun) {
   PlanAxes plan;
   ClusterAxes clusters;
   EXPECT_THROW(apply_varies({parse_vary("overlap-param-gather=2")}, plan, clusters), InputError);
+}
+
+// --vary tp-comm-overlap=0,1 with sequence parallelism on and off, TP 8, ZeRO-1 (recompute none):
+// sequence parallelism off runs without the overlap only (it overlaps sequence parallelism's
+// collectives), on runs with and without it: 3 plans, and the overlapped one, whose collectives
+// run beside their GEMMs, is the fastest.
+TEST(Search, TpCommOverlapIsAKnobWhereItCanRun) {
+  const SearchRequest r = request("gpt3-1.3b", "dgx-a100", 8, 64,
+                                  {"tp=8", "pp=1", "mbs=1", "recompute=none", "zero=1",
+                                   "sequence-parallel=0,1", "tp-comm-overlap=0,1"});
+  const SearchResult s = run_search(r, nullptr);
+  EXPECT_EQ(s.counts.space, 3);
+  ASSERT_FALSE(s.best.empty());
+  EXPECT_TRUE(s.best[0].point.plan.tp_comm_overlap);
+  EXPECT_TRUE(s.best[0].point.plan.sequence_parallel);
+  PlanAxes plan;
+  ClusterAxes clusters;
+  EXPECT_THROW(apply_varies({parse_vary("tp-comm-overlap=yes")}, plan, clusters), InputError);
 }
 
 // A 1.3B model on one 8-GPU server: tensor parallelism only adds all-reduces of activations to

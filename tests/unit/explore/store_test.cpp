@@ -84,9 +84,10 @@ TEST(Store, RestartSkipsWhatIsDone) {
   EXPECT_THROW(query_points(db.path.string(), "tp = = 2", "iteration_s", 0), InputError);
 }
 
-// A database written before the overlap-param-gather knob (its points table without the column)
-// gets the column when a search opens it: the old points read 0, the new ones their setting. The
-// space above with overlap-param-gather {0, 1}: its 10 plans (ZeRO-1, dp 2 or more) twice.
+// A database written before the overlap-param-gather and tp-comm-overlap knobs (its points table
+// without their columns) gets the columns when a search opens it: the old points read 0, the new
+// ones their setting. The space above with overlap-param-gather {0, 1}: its 10 plans (ZeRO-1, dp
+// 2 or more) twice, none with the tensor-parallel overlap (off unless varied).
 TEST(Store, ADatabaseFromBeforeTheOverlapKnobGetsItsColumn) {
   TempDb db;
   sqlite3* raw = nullptr;
@@ -119,12 +120,16 @@ TEST(Store, ADatabaseFromBeforeTheOverlapKnobGetsItsColumn) {
   EXPECT_EQ(
       query_points(db.path.string(), "overlap_param_gather = 0", "iteration_s", 0).rows.size(),
       10u);
+  EXPECT_EQ(query_points(db.path.string(), "tp_comm_overlap = 0", "iteration_s", 0).rows.size(),
+            20u);
   ASSERT_EQ(sqlite3_open(db.path.string().c_str(), &raw), SQLITE_OK);
   sqlite3_stmt* old = nullptr;
-  sqlite3_prepare_v2(raw, "SELECT overlap_param_gather FROM points WHERE key = 'old'", -1, &old,
-                     nullptr);
+  sqlite3_prepare_v2(raw,
+                     "SELECT overlap_param_gather, tp_comm_overlap FROM points WHERE key = 'old'",
+                     -1, &old, nullptr);
   ASSERT_EQ(sqlite3_step(old), SQLITE_ROW);
   EXPECT_EQ(sqlite3_column_int(old, 0), 0);
+  EXPECT_EQ(sqlite3_column_int(old, 1), 0);
   sqlite3_finalize(old);
   sqlite3_close(raw);
 }
