@@ -136,6 +136,10 @@ constexpr int64_t kQkvBulkSms = 4, kFc1InputGradBulkSms = 2, kWeightGradBulkSms 
 GemmOverlap bulk(Communication c, int64_t sms) {
   return {c, GemmOverlapMethod::Bulk, 1, sms, false, {}};
 }
+// The attention projection's forward reduce-scatter, in chunks, its GEMM on the SMs left.
+GemmOverlap projection_pipeline(Communication c) {
+  return {c, GemmOverlapMethod::Pipelined, kProjectionSplits, kProjectionSms, true, {}};
+}
 
 // Builds the records of one pass and the iteration-level rows.
 class Generator {
@@ -528,12 +532,7 @@ class Generator {
     const bool own = overlap_ && spec_.attention != AttentionKind::Mla;
     block_output(program, set, name + " attention output", out,
                  own ? 0 : act_bytes(tokens_, regathered),
-                 {comm(CollectiveKind::ReduceScatter, CommGroup::Tensor, y_),
-                  GemmOverlapMethod::Pipelined,
-                  kProjectionSplits,
-                  kProjectionSms,
-                  true,
-                  {}});
+                 projection_pipeline(comm(CollectiveKind::ReduceScatter, CommGroup::Tensor, y_)));
   }
 
   // Under TE's overlap, a column-parallel GEMM (QKV, FC1) of record `l`: its forward runs beside

@@ -829,6 +829,45 @@ TEST(TrainingWorkload, TpCommOverlapRunsTheLayersCollectivesBesideTheirGemms) {
               overlapped.workload.program.layers[i].forward.kernels.size());
 }
 
+// DeepSeek-V3 (MLA attention, MoE from layer 4) on TP 2 with sequence parallelism and
+// --tp-comm-overlap: the attention projection's collectives run beside its GEMMs as in a dense
+// layer, while what TE does not overlap stays after its compute: MLA's gather of the compressed
+// values and the up-projections' input-gradient reduce-scatter, the projection's re-gather of
+// MLA's saved input (the up-projections keep no overlap of their own), and the MoE layer's token
+// gather over the tensor group.
+TEST(TrainingWorkload, TpCommOverlapLeavesMlaAndMoeCollectivesAfterTheirCompute) {
+  const ModelSpec m = load_model("deepseek-v3");
+  ParallelPlan p = plan(2, 1, 1);
+  p.seq = 4096;
+  p.flash_attention = true;
+  p.ep = 8;
+  p.dp = 8;
+  p.sequence_parallel = true;
+  p.tp_comm_overlap = true;
+  const TrainingWorkload t = generate_training_workload(m, p);
+  std::map<std::string, const Layer*> records;
+  for (const Layer* l : layer_records(t.workload, 4))
+    records[l->name] = l;
+  const Layer* down = records.at("layer 4 attention norm and down-projections");
+  ASSERT_TRUE(down->forward.comm);
+  EXPECT_EQ(down->forward.comm->kind, CollectiveKind::AllGather);
+  EXPECT_FALSE(down->forward.overlapped);
+  const Layer* up = records.at("layer 4 attention");
+  ASSERT_TRUE(up->input_grad.comm);
+  EXPECT_EQ(up->input_grad.comm->kind, CollectiveKind::ReduceScatter);
+  EXPECT_FALSE(up->forward.overlapped || up->input_grad.overlapped || up->weight_grad.overlapped);
+  const Layer* out = records.at("layer 4 attention output");
+  ASSERT_TRUE(out->forward.overlapped);
+  EXPECT_EQ(out->forward.overlapped->method, GemmOverlapMethod::Pipelined);
+  ASSERT_TRUE(out->input_grad.overlapped);
+  EXPECT_EQ(out->input_grad.overlapped->method, GemmOverlapMethod::RingExchange);
+  ASSERT_TRUE(out->input_grad.comm);  // MLA's re-gather, q_l + kv_l values a token
+  EXPECT_EQ(out->input_grad.comm->bytes, 4096 * (1536 + 512) * 2);
+  const Layer* gather = records.at("layer 4 MoE token gather");
+  ASSERT_TRUE(gather->forward.comm);
+  EXPECT_EQ(gather->forward.comm->group, CommGroup::Tensor);
+}
+
 // --tp-comm-overlap overlaps the collectives of sequence parallelism: without it, or with one
 // tensor rank, it is refused by name.
 TEST(TrainingWorkload, TpCommOverlapNeedsSequenceParallelismOverTensorRanks) {
