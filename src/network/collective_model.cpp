@@ -431,6 +431,18 @@ Algorithm CollectiveModel::flow_algorithm(CollectiveKind kind, Bytes bytes,
   return choice;
 }
 
+TransferCost point_to_point_cost(const CollectiveModel& pair, Bytes bytes) {
+  const Topology& t = pair.topology();
+  if (t.ideal_links() || pair.shape().ranks <= 1)
+    return {point_to_point_time(t, bytes, pair.shape()), 1, std::nullopt};
+  const CollectiveCost c = pair.cost(CollectiveKind::SendRecv, bytes, Algorithm::Direct);
+  const auto s = static_cast<double>(bytes);
+  const double link = pair.transfer_seconds(Algorithm::Direct, CollectiveKind::SendRecv, s);
+  const double rate =
+      pair.protocol_rate(Algorithm::Direct, CollectiveKind::SendRecv, s, c.protocol, link);
+  return {c.time, rate, c.time - Time::from_seconds(link * rate)};
+}
+
 CollectiveFlowPlan flow_plan(const CollectiveModel& model, CollectiveKind kind, Bytes bytes,
                              Algorithm forced, std::span<const int64_t> members) {
   CollectiveFlowPlan plan;

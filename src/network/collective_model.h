@@ -141,6 +141,19 @@ class CollectiveModel {
       {{-1, 0}, {-1, 0}, {-1, 0}}};  // per protocol: (bytes, transfer_scale)
 };
 
+// One transfer between two GPUs: its time, and how the flow mode runs it alike (its bytes times
+// `rate` on its route's links, then `latency`; none: its route's own).
+struct TransferCost {
+  Time time;
+  double rate = 1;
+  std::optional<Time> latency;
+};
+
+// A transfer of `bytes` between the two GPUs of `pair` (the model of one group of two): a sendrecv
+// on NCCL's point-to-point path (p2p_protocol.h). On ideal links, the pair's link at its effective
+// rate plus one step's latency (point_to_point_time), the route's own latency in flow mode.
+TransferCost point_to_point_cost(const CollectiveModel& pair, Bytes bytes);
+
 // What the flow mode runs for one collective among `members` (GPU ids; the model's group or one
 // placed alike): flow_algorithm()'s choice, the protocol the closed form picks for it, and its
 // steps with that protocol applied (every transfer's bytes times its rate factor, each step's

@@ -158,6 +158,26 @@ TEST(P2pProtocol, SendRecvAcrossServersTakesTheNetworkRules) {
   EXPECT_NEAR(ll.time.seconds(), 5e-6 * 2.7 / 14 + 32 * kKiB / 25e9 / 0.38, 1e-11);
 }
 
+TEST(P2pProtocol, APairsTransferSplitsIntoTheFlowModesRateAndLatency) {
+  // GPUs 0 and 1 on the 100 GB/s switch, 64 MiB: the sendrecv's time, the p2p ramp as the factor
+  // on the bytes, kP2pSimpleLatency x (10 + 1) us as the latency.
+  const Topology t = eight_gpus("nvlink", DimensionKind::Switch);
+  const testing::Model m(t, {{0, 1}}, 8);
+  const double s = 64 * kMiB;
+  const TransferCost c = point_to_point_cost(m.model, static_cast<Bytes>(s));
+  const double ramp = 1 + std::pow(kP2pSimpleRampBytes / s, kRampExponent);
+  EXPECT_NEAR(c.rate, ramp, 1e-12);
+  ASSERT_TRUE(c.latency.has_value());
+  EXPECT_NEAR(c.latency->seconds(), kP2pSimpleLatency * 11e-6, 1e-12);
+  EXPECT_NEAR(c.time.seconds(), kP2pSimpleLatency * 11e-6 + s / 100e9 * ramp, 1e-11);
+  // Ideal links: the link at its rate plus one step's latency, the route's latency in flow mode.
+  const testing::Model ideal(testing::ideal(t), {{0, 1}}, 8);
+  const TransferCost plain = point_to_point_cost(ideal.model, static_cast<Bytes>(s));
+  EXPECT_NEAR(plain.time.seconds(), 1e-6 + s / 100e9, 1e-11);
+  EXPECT_EQ(plain.rate, 1);
+  EXPECT_FALSE(plain.latency.has_value());
+}
+
 TEST(P2pProtocol, AMeshAllToAllKeepsTheCollectiveProtocols) {
   // The same 8 GPUs on a mesh (a 100 GB/s link per pair, as on an xGMI mesh): each pair's own
   // link carries S / 8. 1 GiB: Simple at the collective latency (x1, not kP2pSimpleLatency) and its
