@@ -46,6 +46,22 @@ void BM_CollectiveCostAllToAll(benchmark::State& state) {
 }
 BENCHMARK(BM_CollectiveCostAllToAll);
 
+// A sendrecv across 8 servers of 8 GPUs (NCCL's point-to-point path with the network's rules:
+// its channels, protocol and the proxy's chunks for every size).
+void BM_CollectiveCostSendRecvAcrossServers(benchmark::State& state) {
+  const Cluster c = load_cluster("hgx-h100");
+  const LinkGraph links(c.network, 64);
+  std::vector<int64_t> members(64);
+  std::iota(members.begin(), members.end(), 0);
+  const CollectiveModel model(links, {members});
+  Bytes size = 1;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(model.cost(CollectiveKind::SendRecv, size));
+    size = size * 2 % (Bytes{1} << 34) + 1;
+  }
+}
+BENCHMARK(BM_CollectiveCostSendRecvAcrossServers);
+
 // Building the model of all data-parallel groups of a 1,024-GPU job (TP 8 inside servers, DP 128
 // across them) and pricing one all-reduce: what a design sweep pays per configuration.
 void BM_CollectiveModelBuild(benchmark::State& state) {

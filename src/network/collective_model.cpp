@@ -262,14 +262,22 @@ bool CollectiveModel::across_servers() const {
 }
 
 bool CollectiveModel::point_to_point(Algorithm a, CollectiveKind kind) const {
-  // Inside one NVSwitch domain only: across servers NCCL's point-to-point path has other rules
-  // (network chunks, channels per NIC), and a ring or mesh (a torus axis, an xGMI mesh) is not
-  // NVLink through a switch; neither is modelled, and there the collective protocols price it.
-  if (a != Algorithm::Direct || kind != CollectiveKind::AllToAll || topology().ideal_links())
-    return false;
-  for (size_t d = 0; d < shape_.span.size(); ++d)
-    if (shape_.span[d] > 1 && topology()[d].kind != DimensionKind::Switch) return false;
+  // An all-to-all inside one NVSwitch domain, a sendrecv there or across servers. NCCL's
+  // all-to-all across servers (its network chunks and channels spread over many peers) and any
+  // transfer over a ring or mesh (a torus axis, an xGMI mesh: not NVLink through a switch) are not
+  // modelled: there the collective protocols price it.
+  const bool all_to_all = a == Algorithm::Direct && kind == CollectiveKind::AllToAll;
+  if (!(all_to_all || kind == CollectiveKind::SendRecv) || topology().ideal_links()) return false;
+  for (size_t d = 0; d < shape_.span.size(); ++d) {
+    if (shape_.span[d] <= 1) continue;
+    const DimensionKind k = topology()[d].kind;
+    if (k != DimensionKind::Switch && (all_to_all || k != DimensionKind::FatTree)) return false;
+  }
   return true;
+}
+
+P2pPath CollectiveModel::p2p_path_of(Algorithm a) const {
+  return p2p_path(max_channels(a), shape_.ranks, across_servers());
 }
 
 double CollectiveModel::ramp_scale() const {
@@ -282,19 +290,38 @@ double CollectiveModel::ramp_scale() const {
 double CollectiveModel::protocol_rate(Algorithm a, CollectiveKind kind, double s, Protocol p,
                                       double link_seconds) const {
   if (topology().ideal_links()) return 1.0;
-  // Across k servers the ramp sizes are kNetworkRampPerServer x k times larger (protocol.h).
-  // The algorithms auto compares share the protocol's factor for one size: computed once.
-  // The point-to-point path runs inside one server, where the ramp is not scaled.
+  // Across k servers the collectives' ramp sizes are kNetworkRampPerServer x k times larger
+  // (protocol.h): each of their network steps moves 1/k of a step inside one server. The
+  // algorithms auto compares share the protocol's factor for one size: computed once.
+  if (point_to_point(a, kind)) return p2p_rate(kind, s, p, link_seconds);
   auto& [cached_bytes, cached_scale] = transfer_scales_[static_cast<size_t>(p)];
-  const bool p2p = point_to_point(a, kind);
-  if (!p2p && cached_bytes != s) {
+  if (cached_bytes != s) {
     cached_bytes = s;
     cached_scale = transfer_scale(p, s / ramp_scale());
   }
-  double rate = p2p ? p2p_transfer_scale(p, s) : cached_scale;
+  double rate = cached_scale;
   if (a == Algorithm::Tree) rate /= tree_size_efficiency(p, s);
   const std::optional<Bandwidth> cap = p == Protocol::LL ? ll_cap() : std::nullopt;
   if (cap && link_seconds > 0)
+    rate = std::max(rate,
+                    bus_factor(kind, shape_.ranks) * s / cap->in_bytes_per_second() / link_seconds);
+  return rate;
+}
+
+double CollectiveModel::p2p_rate(CollectiveKind kind, double s, Protocol p,
+                                 double link_seconds) const {
+  // Inside a server Simple ramps to its own size; across servers a Simple transfer moves the whole
+  // message over its one network hop, bounded by the proxy's chunks instead (p2p_protocol.h), and
+  // LL keeps the network's LL cap.
+  if (!across_servers()) return p2p_transfer_scale(p, s);
+  double rate = p == Protocol::Simple ? 1.0 : transfer_scale(p, s);
+  const P2pPath path = p2p_path_of(Algorithm::Direct);
+  const double peer = kind == CollectiveKind::SendRecv ? s : s / static_cast<double>(path.ranks);
+  if (link_seconds <= 0) return rate;
+  if (p == Protocol::Simple)
+    rate = std::max(
+        rate, p2p_proxy_seconds(peer, p2p_channels_per_peer(p, peer, path), path) / link_seconds);
+  if (const std::optional<Bandwidth> cap = ll_cap(); cap && p == Protocol::LL)
     rate = std::max(rate,
                     bus_factor(kind, shape_.ranks) * s / cap->in_bytes_per_second() / link_seconds);
   return rate;
@@ -350,11 +377,15 @@ std::optional<CollectiveCost> CollectiveModel::price(Algorithm a, CollectiveKind
   if (a == Algorithm::Auto || !can_run(topology(), a, kind, shape_)) return std::nullopt;
   const auto s = static_cast<double>(bytes);
   if (point_to_point(a, kind)) {
-    // NCCL's point-to-point path sets the protocol and the channels by its own rules.
-    const int64_t channels = max_channels(a);
-    const Protocol p = p2p_protocol(s, shape_.ranks, channels);
-    return CollectiveCost{time_with(a, kind, s, p), a, p,
-                          p2p_channels_used(p, s, shape_.ranks, channels)};
+    // NCCL's point-to-point path sets the protocol and the channels by its own rules: an
+    // all-to-all sends S / n to each peer, a sendrecv S to one.
+    const P2pPath path = p2p_path_of(a);
+    if (kind == CollectiveKind::SendRecv) {
+      const Protocol p = p2p_protocol(s, path);
+      return CollectiveCost{time_with(a, kind, s, p), a, p, p2p_channels_per_peer(p, s, path)};
+    }
+    const Protocol p = p2p_protocol(s / static_cast<double>(shape_.ranks), path);
+    return CollectiveCost{time_with(a, kind, s, p), a, p, p2p_channels_used(p, s, path)};
   }
   std::optional<CollectiveCost> best;
   for (const Protocol p : all_protocols()) {
@@ -398,6 +429,18 @@ Algorithm CollectiveModel::flow_algorithm(CollectiveKind kind, Bytes bytes,
     }
   }
   return choice;
+}
+
+TransferCost point_to_point_cost(const CollectiveModel& pair, Bytes bytes) {
+  const Topology& t = pair.topology();
+  if (t.ideal_links() || pair.shape().ranks <= 1)
+    return {point_to_point_time(t, bytes, pair.shape()), 1, std::nullopt};
+  const CollectiveCost c = pair.cost(CollectiveKind::SendRecv, bytes, Algorithm::Direct);
+  const auto s = static_cast<double>(bytes);
+  const double link = pair.transfer_seconds(Algorithm::Direct, CollectiveKind::SendRecv, s);
+  const double rate =
+      pair.protocol_rate(Algorithm::Direct, CollectiveKind::SendRecv, s, c.protocol, link);
+  return {c.time, rate, c.time - Time::from_seconds(link * rate)};
 }
 
 CollectiveFlowPlan flow_plan(const CollectiveModel& model, CollectiveKind kind, Bytes bytes,

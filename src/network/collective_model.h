@@ -33,6 +33,7 @@
 #include "network/collective_flows.h"
 #include "network/group_kind.h"
 #include "network/link_graph.h"
+#include "network/p2p_protocol.h"
 #include "network/rank_placement.h"
 
 namespace orrery {
@@ -76,7 +77,7 @@ class CollectiveModel {
   double protocol_rate(Algorithm algorithm, CollectiveKind kind, double bytes, Protocol protocol,
                        double link_seconds) const;
   // the factor on every latency of the steps (NCCL's multi-server ring plateau, protocol.h; a
-  // Simple all-to-all's single handshake, p2p_protocol.h).
+  // Simple point-to-point transfer's single handshake, p2p_protocol.h).
   double latency_factor(Algorithm algorithm, CollectiveKind kind, Protocol protocol) const;
 
  private:
@@ -101,9 +102,12 @@ class CollectiveModel {
   double nvls_tree_seconds_per_byte() const;
   std::optional<Bandwidth> ll_cap() const;  // of the LL protocol across servers, if any
   bool across_servers() const;              // the group spans a fat-tree
-  // An all-to-all inside one NVSwitch domain (only switch dimensions spanned), on NCCL's
-  // point-to-point path (p2p_protocol.h).
+  // On NCCL's point-to-point path (p2p_protocol.h): an all-to-all inside one NVSwitch domain
+  // (only switch dimensions spanned), a sendrecv there or across servers (switches and fat-trees).
   bool point_to_point(Algorithm algorithm, CollectiveKind kind) const;
+  P2pPath p2p_path_of(Algorithm algorithm) const;  // the group's channel budget on that path
+  // protocol_rate() on that path.
+  double p2p_rate(CollectiveKind kind, double bytes, Protocol protocol, double link_seconds) const;
   double ramp_scale() const;  // kNetworkRampPerServer x servers across a fat-tree, else 1
   int64_t max_channels(Algorithm algorithm) const;
   const std::vector<Step>& profile(Algorithm algorithm, CollectiveKind kind) const;
@@ -136,6 +140,19 @@ class CollectiveModel {
   mutable std::array<std::pair<double, double>, 3> transfer_scales_{
       {{-1, 0}, {-1, 0}, {-1, 0}}};  // per protocol: (bytes, transfer_scale)
 };
+
+// One transfer between two GPUs: its time, and how the flow mode runs it alike (its bytes times
+// `rate` on its route's links, then `latency`; none: its route's own).
+struct TransferCost {
+  Time time;
+  double rate = 1;
+  std::optional<Time> latency;
+};
+
+// A transfer of `bytes` between the two GPUs of `pair` (the model of one group of two): a sendrecv
+// on NCCL's point-to-point path (p2p_protocol.h). On ideal links, the pair's link at its effective
+// rate plus one step's latency (point_to_point_time), the route's own latency in flow mode.
+TransferCost point_to_point_cost(const CollectiveModel& pair, Bytes bytes);
 
 // What the flow mode runs for one collective among `members` (GPU ids; the model's group or one
 // placed alike): flow_algorithm()'s choice, the protocol the closed form picks for it, and its

@@ -180,9 +180,13 @@ RankPlacement RankPlacement::ends_of(size_t axis) const {
   return ends;
 }
 
+std::vector<int64_t> RankPlacement::neighbours(size_t axis) const {
+  if (axes_.at(axis).size < 2) return {0};
+  return {0, strides_[axis]};
+}
+
 GroupShape RankPlacement::neighbour_shape(size_t axis) const {
-  if (axes_.at(axis).size < 2) return shape_of(std::vector<int64_t>{0});
-  return shape_of(std::vector<int64_t>{0, strides_[axis]});
+  return shape_of(neighbours(axis));
 }
 
 }  // namespace orrery

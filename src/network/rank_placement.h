@@ -72,7 +72,9 @@ class RankPlacement {
   // (e.g. the first and last pipeline stage), and the ranks between take part in none.
   RankPlacement ends_of(size_t axis) const;
 
-  // The shape of the pair {rank 0, its neighbour one step along `axis`}.
+  // The pair {rank 0, its neighbour one step along `axis`} (rank 0 alone when the axis has one
+  // coordinate), and its shape.
+  std::vector<int64_t> neighbours(size_t axis) const;
   GroupShape neighbour_shape(size_t axis) const;
 
   // The shape of an explicit set of ranks.

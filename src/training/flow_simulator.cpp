@@ -250,8 +250,11 @@ class Simulation {
     const int64_t src = j.offset + r.local;
     const int64_t dst = j.offset + ranks_[peer_of(g, task.to_stage)].local;
     path_.clear();
-    r.latency[static_cast<size_t>(task.stream)] = links_.route(src, dst, hash_++, path_);
-    kernel_.start(path_, static_cast<double>(task.comm.bytes), {kTransferFlow, g, t}, r.job);
+    const Time route = links_.route(src, dst, hash_++, path_);
+    // The point-to-point path's protocol as the closed form prices it (GroupPricing::transfer).
+    r.latency[static_cast<size_t>(task.stream)] = j.plan.transfer_latency.value_or(route);
+    kernel_.start(path_, static_cast<double>(task.comm.bytes) * j.plan.transfer_rate,
+                  {kTransferFlow, g, t}, r.job);
     ++flows_[r.job];
   }
 

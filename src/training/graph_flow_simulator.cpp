@@ -104,13 +104,16 @@ class FlowRun {
   void send(TaskId t, const GraphTask& g) {
     path_.clear();
     const int64_t from = tasks_.origin[t].rank;
-    const Time latency = pricer_.links().route(from, g.peer, hash_++, path_);
+    const Time route = pricer_.links().route(from, g.peer, hash_++, path_);
+    // The point-to-point path's protocol as the event mode prices it (point_to_point_cost()).
+    const TransferCost cost = pricer_.transfer(from, g.peer, g.bytes);
+    const Time latency = cost.latency.value_or(route);
     if (g.bytes == 0 || path_.empty()) {
       kernel_.after(latency, {kTaskFinish, t, 0});
       return;
     }
     latency_[tasks_.graph.stream_of(t)] = latency;
-    kernel_.start(path_, static_cast<double>(g.bytes), {kSendFlow, t, 0});
+    kernel_.start(path_, static_cast<double>(g.bytes) * cost.rate, {kSendFlow, t, 0});
   }
 
   const std::vector<RoutedStep>& routed(const GraphTask& g) {

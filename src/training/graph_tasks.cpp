@@ -133,7 +133,7 @@ class GraphBuilder {
   Time send_time(int64_t rank, const GraphTask& t, const RankGraph& g) const {
     if (t.duration) return *t.duration;
     try {
-      return pricer_.transfer(rank, t.peer, t.bytes);
+      return pricer_.transfer(rank, t.peer, t.bytes).time;
     } catch (const TimeOverflow&) {
       throw too_large(t, g);
     }
@@ -432,9 +432,13 @@ Time GraphPricer::collective(int32_t group, CollectiveKind kind, Bytes bytes) {
   return t;
 }
 
-Time GraphPricer::transfer(int64_t from, int64_t to, Bytes bytes) const {
-  const std::vector<int64_t> pair = {std::min(from, to), std::max(from, to)};
-  return point_to_point_time(topology_, bytes, shape_of(topology_, pair));
+TransferCost GraphPricer::transfer(int64_t from, int64_t to, Bytes bytes) {
+  if (from == to) return {Time::zero(), 1, std::nullopt};
+  std::unique_ptr<CollectiveModel>& pair = pairs_[std::minmax(from, to)];
+  if (!pair)
+    pair =
+        std::make_unique<CollectiveModel>(*links_, std::vector<std::vector<int64_t>>{{from, to}});
+  return point_to_point_cost(*pair, bytes);
 }
 
 GraphTasks build_graph_tasks(const GraphProgram& program, const RankClasses& classes,

@@ -47,7 +47,9 @@ class GraphPricer {
   // The analytical model of one group (built on first use).
   const CollectiveModel& model(int32_t group);
   Time collective(int32_t group, CollectiveKind kind, Bytes bytes);
-  Time transfer(int64_t from, int64_t to, Bytes bytes) const;
+  // A message between two ranks: point_to_point_cost() of the pair (a model of the two, built on
+  // first use).
+  TransferCost transfer(int64_t from, int64_t to, Bytes bytes);
 
  private:
   const GraphProgram& program_;
@@ -57,6 +59,7 @@ class GraphPricer {
   std::vector<int64_t> all_;
   std::map<int32_t, std::unique_ptr<CollectiveModel>> models_;
   std::map<std::tuple<int32_t, CollectiveKind, Bytes>, Time> cache_;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CollectiveModel>> pairs_;
 };
 
 // Where an engine task came from: a rank's task (for a shared collective, its lowest member's).

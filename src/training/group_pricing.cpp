@@ -51,7 +51,9 @@ GroupPricing::GroupPricing(const Topology& topology, std::vector<ParallelAxis> a
       uniform_[i] = kinds_[i]->uniform;
     }
   }
-  pipeline_pair_ = placement_.neighbour_shape(group_axes(CommGroup::Pipeline, order).front());
+  const size_t pp_axis = group_axes(CommGroup::Pipeline, order).front();
+  pipeline_neighbours_ = placement_.neighbours(pp_axis);
+  pipeline_pair_ = placement_.neighbour_shape(pp_axis);
 }
 
 size_t GroupPricing::index(CommGroup group) {
@@ -83,8 +85,11 @@ CollectiveCost GroupPricing::price(CollectiveKind kind, CommGroup group, Bytes b
   return cost;
 }
 
-Time GroupPricing::transfer(Bytes bytes) const {
-  return point_to_point_time(topology_, bytes, pipeline_pair_);
+TransferCost GroupPricing::transfer(Bytes bytes) {
+  if (!pair_model_)
+    pair_model_ = std::make_unique<CollectiveModel>(
+        links_, std::vector<std::vector<int64_t>>{pipeline_neighbours_});
+  return point_to_point_cost(*pair_model_, bytes);
 }
 
 std::shared_ptr<GroupPricing> GroupPricingCache::get(const Topology& topology,

@@ -78,8 +78,10 @@ class GroupPricing {
   // A collective of `bytes` in every group of a kind at once, with `algorithm` (Auto: the
   // fastest the model offers); memoised.
   CollectiveCost price(CollectiveKind kind, CommGroup group, Bytes bytes, Algorithm algorithm);
-  // A point-to-point transfer between neighbouring pipeline stages.
-  Time transfer(Bytes bytes) const;
+  // A transfer of `bytes` between neighbouring pipeline stages (point_to_point_cost() of the
+  // first pair): on NCCL's point-to-point path; on ideal links, their link at its effective rate
+  // plus one step's latency.
+  TransferCost transfer(Bytes bytes);
 
  private:
   static size_t index(CommGroup group);
@@ -97,6 +99,8 @@ class GroupPricing {
   std::array<GroupShape, kTrainingGroups.size()> shapes_;
   std::array<bool, kTrainingGroups.size()> uniform_{};
   GroupShape pipeline_pair_;
+  std::vector<int64_t> pipeline_neighbours_;
+  std::unique_ptr<CollectiveModel> pair_model_;  // of the pipeline pair, built on first use
   CollectiveCosts costs_;
   std::shared_ptr<CollectiveCosts> world_costs_;
 };

@@ -88,7 +88,7 @@ class CommPricer {
     return c;
   }
 
-  Time transfer(Bytes bytes) const { return groups_->transfer(bytes); }
+  TransferCost transfer(Bytes bytes) const { return groups_->transfer(bytes); }
   bool transfer_across_servers() const { return groups_->pipeline_pair().outermost() > 0; }
 
  private:
@@ -461,7 +461,8 @@ void check_stage_tasks(const IterationPlan& plan, int64_t m, const SourceLocatio
                                  " million it takes; --mode analytical takes any size");
 }
 
-// Stage-to-stage transfers (pp > 1): the file's bytes or an estimate, priced point to point, plus
+// Stage-to-stage transfers (pp > 1): the file's bytes or an estimate, priced on NCCL's
+// point-to-point path (GroupPricing::transfer), plus
 // the receiving tensor group's all-gather when stages exchange 1/tp shares.
 void plan_transfers(IterationPlan& plan, const Workload& workload, CommPricer& pricer,
                     Diagnostics& diagnostics) {
@@ -469,7 +470,10 @@ void plan_transfers(IterationPlan& plan, const Workload& workload, CommPricer& p
   plan.transfer_bytes = workload.stage_boundary_bytes.value_or(0);
   if (plan.transfer_bytes == 0)
     plan.transfer_bytes = estimate_transfer_bytes(workload, diagnostics);
-  plan.transfer = pricer.transfer(plan.transfer_bytes);
+  const TransferCost transfer = pricer.transfer(plan.transfer_bytes);
+  plan.transfer = transfer.time;
+  plan.transfer_rate = transfer.rate;
+  plan.transfer_latency = transfer.latency;
   if (workload.stage_boundary_gathered && par.tp > 1)
     plan.transfer +=
         pricer.price(CollectiveKind::AllGather, CommGroup::Tensor, plan.transfer_bytes * par.tp)

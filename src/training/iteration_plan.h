@@ -115,8 +115,11 @@ struct IterationPlan {
   bool pass_per_model_chunk = false;
   std::vector<std::vector<bool>> stage_sets;  // Program::stage_sets
 
-  Bytes transfer_bytes = 0;   // per micro-batch per stage boundary, each direction
-  Time transfer;              // one such transfer (with the receiver's all-gather, if gathered)
+  Bytes transfer_bytes = 0;  // per micro-batch per stage boundary, each direction
+  Time transfer;             // one such transfer (with the receiver's all-gather, if gathered)
+  // How the flow mode runs it (point_to_point_cost()): the factor on its bytes, its latency.
+  double transfer_rate = 1;
+  std::optional<Time> transfer_latency;
   bool blocking_p2p = false;  // Workload::blocking_p2p
   bool transfer_across_servers = false;
 

@@ -522,6 +522,16 @@ TEST(Collective, FlowModeMatchesTheClosedFormWhenNothingContends) {
                 1e-8)
         << op;
   }
+  // Sendrecv on the point-to-point path across 2 servers: 256 MiB, and 64 KiB, where the proxy's
+  // chunks bound the transfer; 1 MiB inside one server (the p2p ramp).
+  for (const std::string args :
+       {"--size 256MiB --ranks 16", "--size 64KiB --ranks 16", "--size 1MiB --ranks 8"}) {
+    const auto a = collective_json("--op sendrecv --cluster dgx-a100 " + args);
+    const auto f = collective_json("--op sendrecv --cluster dgx-a100 --mode flow " + args);
+    EXPECT_NEAR(f["results"][0]["time_s"].get<double>(), a["results"][0]["time_s"].get<double>(),
+                1e-8)
+        << args;
+  }
 }
 
 TEST(Collective, BadInputIsOneLineAndExitTwo) {

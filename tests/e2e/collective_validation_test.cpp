@@ -5,7 +5,8 @@
 // is held to what docs/network.md ("Validation") reports. The protocol model's shared constants
 // and the presets' link constants were fitted on the A100 points and the H100 all-reduce (the
 // all-to-all's point-to-point constants on the A100 all-to-all); the H100 all-gather,
-// reduce-scatter and all-to-all rows are checks, never fitted.
+// reduce-scatter and all-to-all rows are checks, never fitted, as are the sendrecv sweeps
+// (tests/data/nccl_tests_sendrecv.csv).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -251,6 +252,41 @@ TEST(CollectiveValidation, NcclTestsAcrossServersMape) {
     if (source.starts_with("S4")) continue;  // reported only
     ASSERT_TRUE(ceiling.contains(key)) << source << " " << op << " " << range;
     EXPECT_LE(r.mape(), ceiling.at(key)) << source << " " << op << " " << range;
+  }
+}
+
+// tests/data/nccl_tests_sendrecv.csv: sendrecv on NCCL's point-to-point path, check data only.
+TEST(CollectiveValidation, NcclTestsSendRecvMape) {
+  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/tests/data/nccl_tests_sendrecv.csv");
+  std::map<std::tuple<std::string, std::string>, Range> ranges;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.starts_with("source,")) continue;
+    std::istringstream row(line);
+    std::string source, gpu, cluster, ranks, bytes, time;
+    for (std::string* field : {&source, &gpu, &cluster, &ranks, &bytes, &time})
+      std::getline(row, *field, ',');
+    const CliRun r = orrery("collective --json --op sendrecv --ranks " + ranks + " --cluster " +
+                            cluster + " --size " + bytes);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const double model = nlohmann::json::parse(r.out)["results"][0]["time_s"].get<double>() * 1e6;
+    const double error = model / std::stod(time) - 1;
+    Range& range = ranges[{source, size_range(std::stod(bytes))}];
+    range.abs_sum += std::fabs(error);
+    range.sum += error;
+    ++range.n;
+    (error > 0 ? range.over : range.under) += 1;
+  }
+  const std::map<std::tuple<std::string, std::string>, double> ceiling = {
+      {{"A1-8xA100", ">64MiB"}, 20.5},
+  };
+  ASSERT_EQ(ranges.size(), ceiling.size());
+  for (const auto& [key, r] : ranges) {
+    const auto& [source, range] = key;
+    std::printf("| %s | sendrecv | %s | %d | %.1f %% | %+.1f %% | %d / %d |\n", source.c_str(),
+                range.c_str(), r.n, r.mape(), r.bias(), r.over, r.under);
+    ASSERT_TRUE(ceiling.contains(key)) << source << " " << range;
+    EXPECT_LE(r.mape(), ceiling.at(key)) << source << " " << range;
   }
 }
 
