@@ -50,8 +50,15 @@ struct PassCost {
   }
 };
 
+// A phase's compute, less the tensor-parallel communication folded into it, which is exposed.
+void add_compute(PassCost& cost, const PlannedPhase& phase) {
+  cost.compute += phase.compute - phase.exposed_overlap;
+  if (phase.exposed_overlap > Time::zero())
+    cost.blocking[CommGroup::Tensor] += phase.exposed_overlap;
+}
+
 void add_forward(PassCost& cost, const PlannedLayer& layer) {
-  cost.compute += layer.forward.compute;
+  add_compute(cost, layer.forward);
   if (layer.forward.comm) cost.blocking[layer.forward.comm->comm.group] += layer.forward.comm->cost;
 }
 
@@ -81,7 +88,8 @@ PassCost pass_cost(const IterationPlan& plan, size_t micro_batch, int64_t stage)
       add_forward(cost, layer);
       for (const size_t r : layer.recompute)
         add_forward(cost, plan.layers[r]);
-      cost.compute += layer.input_grad.compute + layer.weight_grad.compute;
+      add_compute(cost, layer.input_grad);
+      add_compute(cost, layer.weight_grad);
       if (const auto& c = layer.input_grad.comm) {
         const Time hidden =
             plan.overlap ? std::min(c->cost, layer.weight_grad.compute) : Time::zero();
@@ -294,7 +302,8 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePa
   for (const size_t i : rows) {
     const PlannedLayer& layer = plan.layers[i];
     add_forward(tail, layer);
-    tail.compute += layer.input_grad.compute + layer.weight_grad.compute;
+    add_compute(tail, layer.input_grad);
+    add_compute(tail, layer.weight_grad);
     if (const auto& c = layer.input_grad.comm) tail.blocking[c->comm.group] += c->cost;
     if (const auto& c = layer.weight_grad.comm) {
       if (c->role == CommRole::GradientReduction && plan.overlap)

@@ -102,7 +102,9 @@ StageTiming account(int64_t stage, const StageProgram& program, const IterationG
       const TaskId c = binding[t];
       charge_wait(b, gap, previous, {g.task[c], timeline.start[c], timeline.finish[c]});
     }
-    b.compute += program.tasks[i].duration;
+    b.compute += program.tasks[i].duration - program.tasks[i].exposed_overlap;
+    if (program.tasks[i].exposed_overlap > Time::zero())
+      b.exposed_comm[CommGroup::Tensor] += program.tasks[i].exposed_overlap;
     previous = timeline.finish[t];
   }
   result.finish = previous;

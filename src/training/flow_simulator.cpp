@@ -409,7 +409,9 @@ StageTiming account(const Simulation& sim, const Job& job, uint32_t g) {
       }
       charge_wait(b, gap, previous, cause);
     }
-    b.compute += task.duration;
+    b.compute += task.duration - task.exposed_overlap;
+    if (task.exposed_overlap > Time::zero())
+      b.exposed_comm[CommGroup::Tensor] += task.exposed_overlap;
     previous = sim.finish(r.task_base + t);
   }
   result.finish = previous;

@@ -6,11 +6,16 @@
 
 namespace orrery {
 
-Time gemm_overlap_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
-                       double contention_overhead) {
+Time slowed_gemm_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
+                      double contention_overhead) {
   const double share = sm_contention_share(overlap.sms, compute_units,
                                            overlap.sm_margin ? 0.0 : contention_overhead);
-  const Time gemm = overlap.gemm + contention_delay(overlap.gemm, comm, share);
+  return overlap.gemm + contention_delay(overlap.gemm, comm, share);
+}
+
+Time gemm_overlap_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
+                       double contention_overhead) {
+  const Time gemm = slowed_gemm_time(overlap, comm, compute_units, contention_overhead);
   const auto parts = static_cast<double>(std::max<int64_t>(1, overlap.chunks));
   switch (overlap.method) {
     case GemmOverlapMethod::Bulk:

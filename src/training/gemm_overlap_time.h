@@ -26,8 +26,13 @@
 
 namespace orrery {
 
-// The time of the GEMM `overlap.gemm` and the collective of cost `comm` run together, on a device
-// of `compute_units` SMs (0: unknown, no slowdown) with its `contention_overhead`.
+// The GEMM `overlap.gemm` slowed by the SMs the collective of cost `comm` holds (G' above), on a
+// device of `compute_units` SMs (0: unknown, no slowdown) with its `contention_overhead`.
+Time slowed_gemm_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
+                      double contention_overhead);
+
+// The time of the GEMM `overlap.gemm` and the collective of cost `comm` run together (at least
+// slowed_gemm_time; what it takes beyond that is communication the GEMM does not hide).
 Time gemm_overlap_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
                        double contention_overhead);
 

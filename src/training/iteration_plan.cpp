@@ -339,13 +339,20 @@ void plan_layers(IterationPlan& plan, const Program& program, const SimulationOp
     const Layer& layer = program.layers[i];
     PlannedLayer& planned = plan.layers[i];
     const auto phase = [&](const Phase& p, bool weight_grad) {
-      PlannedPhase result{p.compute, std::nullopt};
+      PlannedPhase result{p.compute, Time::zero(), std::nullopt};
       if (const auto& o = p.overlapped) {  // folded into the phase's compute
         const Time comm = pricer.price(o->comm.kind, o->comm.group, o->comm.bytes).time;
-        result.compute += options.overlap ? gemm_overlap_time(*o, comm, plan.compute_units,
-                                                              plan.contention_overhead) -
-                                                o->gemm
-                                          : comm;
+        if (options.overlap) {
+          const Time both =
+              gemm_overlap_time(*o, comm, plan.compute_units, plan.contention_overhead);
+          const Time gemm =
+              slowed_gemm_time(*o, comm, plan.compute_units, plan.contention_overhead);
+          result.compute += both - o->gemm;
+          result.exposed_overlap = both - gemm;
+        } else {
+          result.compute += comm;
+          result.exposed_overlap = comm;
+        }
       }
       if (!p.comm) return result;
       CommRole role = CommRole::Blocking;

@@ -56,6 +56,10 @@ struct PlannedComm {
 
 struct PlannedPhase {
   Time compute;
+  // The part of `compute` that is a tensor-parallel collective folded in (Phase::overlapped) and
+  // not hidden by its GEMM: the overlap's time beyond the slowed GEMM, or with --no-overlap the
+  // whole collective. Reports charge it to the tensor group's exposed communication.
+  Time exposed_overlap;
   std::optional<PlannedComm> comm;
 };
 

@@ -98,6 +98,13 @@ class StageBuilder {
     return last_compute_;
   }
 
+  // A phase's compute; the tensor-parallel communication folded into it is marked on the task.
+  uint32_t compute(const PlannedPhase& phase) {
+    const uint32_t t = compute(phase.compute);
+    program_.tasks[t].exposed_overlap += phase.exposed_overlap;
+    return t;
+  }
+
   // What the next tasks do, for their labels.
   void at(size_t layer, TaskPhase phase) {
     layer_ = static_cast<int32_t>(layer);
@@ -203,7 +210,7 @@ class StageBuilder {
   void run_forward(size_t l, TaskPhase phase = TaskPhase::Forward) {
     at(l, phase);
     const PlannedLayer& layer = plan_.layers[l];
-    compute(layer.forward.compute);
+    compute(layer.forward);
     if (layer.forward.comm) blocking(*layer.forward.comm);
   }
 
@@ -273,14 +280,14 @@ class StageBuilder {
       for (const size_t r : layer.recompute)
         run_forward(r, TaskPhase::Recompute);
       at(*it, TaskPhase::InputGrad);
-      compute(layer.input_grad.compute);
+      compute(layer.input_grad);
       uint32_t input_grad_comm = kNone;
       if (layer.input_grad.comm) {
         input_grad_comm = issue(*layer.input_grad.comm);
         if (!plan_.overlap) pending_.push_back(input_grad_comm);
       }
       at(*it, TaskPhase::WeightGrad);
-      compute(layer.weight_grad.compute);
+      compute(layer.weight_grad);
       if (const auto& c = layer.weight_grad.comm) {
         if (c->role == CommRole::Async)
           issue_async(c->comm.group, c->cost, c->comm, c->algorithm, c->channels);
@@ -324,10 +331,10 @@ class StageBuilder {
       const PlannedLayer& layer = plan_.layers[i];
       run_forward(i);
       at(i, TaskPhase::InputGrad);
-      compute(layer.input_grad.compute);
+      compute(layer.input_grad);
       if (layer.input_grad.comm) blocking(*layer.input_grad.comm);
       at(i, TaskPhase::WeightGrad);
-      compute(layer.weight_grad.compute);
+      compute(layer.weight_grad);
       if (const auto& c = layer.weight_grad.comm) {
         if (c->role == CommRole::ParameterGather)
           gathers.emplace_back(i, &*c);

@@ -46,6 +46,7 @@ struct StageTask {
   StageTaskKind kind = StageTaskKind::Compute;
   StageStream stream = StageStream::Compute;
   Time duration;            // compute time, or the analytical cost of the collective / transfer
+  Time exposed_overlap;     // compute: the part of `duration` that is PlannedPhase::exposed_overlap
   uint32_t deps_begin = 0;  // [deps_begin, deps_end) in StageProgram::deps
   uint32_t deps_end = 0;
   int64_t receives = -1;  // the transfer key this task waits for, or -1
