@@ -119,6 +119,10 @@ int convert_to_chakra(const ConvertArgs& a) {
     for (const std::string& w : notes.warnings)
       std::cerr << "orrery: warning: " << w << "\n";
     if (notes.overlap) s.options.overlap = *notes.overlap;
+    if (a.plan.tp_comm_overlap)
+      std::cerr << "orrery: warning: --tp-comm-overlap: each tensor-parallel collective run "
+                   "beside its GEMM is written inside that GEMM's compute node (its time "
+                   "included), not as a communication node of its own\n";
   } else {
     if (a.input.empty())
       throw InputError("expected a workload file or --model NAME|FILE to convert");

@@ -32,8 +32,9 @@ void note_lost(std::vector<std::string>& lost, const std::string& what) {
 constexpr const char* kGemmOverlap =
     "Transformer Engine's overlap of the tensor-parallel collectives with their GEMMs "
     "(--tp-comm-overlap): each is written after its GEMM (the weight gradient's reduce-scatter "
-    "after the input gradient), and a re-gather of a saved input, which has no column left, is "
-    "dropped";
+    "after the input gradient), and where a phase is left with two collectives one is dropped "
+    "(a re-gather of a saved input; in an MLA model's attention output, the output gradient's "
+    "all-gather)";
 
 // Writes the collectives a row overlaps with its GEMMs (Phase::overlapped) as the format's
 // collectives, run after the compute: forward and input-gradient ones in their own phase, the

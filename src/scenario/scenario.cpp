@@ -134,6 +134,12 @@ Job model_job(const Scenario& s) {
                   " GiB: the plan does not fit (simulated anyway; see memory in --json)");
       break;
     }
+  if (priced.plan.tp_comm_overlap && priced.plan.tp > s.cluster.gpus_per_server())
+    job.diagnostics.warn({}, "--tp-comm-overlap with --tp " + std::to_string(priced.plan.tp) +
+                                 " over servers of " + std::to_string(s.cluster.gpus_per_server()) +
+                                 " GPUs: Transformer Engine's userbuffers are built for one "
+                                 "NVLink domain; the overlap is priced as if it ran across "
+                                 "servers the same way");
   if (m.spec.moe)
     job.diagnostics.warn(
         {}, "MoE routing assumed balanced, no token dropped" +

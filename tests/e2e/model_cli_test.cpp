@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -281,6 +282,27 @@ TEST(ModelCli, TpCommOverlapNeedsSequenceParallelismOverTensorRanks) {
         << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+// --tp-comm-overlap with a tensor group wider than a server / a warning, since Transformer
+// Engine's userbuffers are built for one NVLink domain; and `convert --to chakra` warns that each
+// overlapped collective goes inside its GEMM's compute node.
+TEST(ModelCli, TpCommOverlapWarnsWhereItsModelIsStretched) {
+  const CliRun wide = orrery(
+      "simulate --model gpt3-1.3b --cluster hgx-h100 --gpus 16 --tp 16 --gbs 8 "
+      "--sequence-parallel --tp-comm-overlap");
+  EXPECT_EQ(wide.status, 0) << wide.err;
+  EXPECT_NE((wide.out + wide.err).find("--tp-comm-overlap with --tp 16 over servers of 8 GPUs"),
+            std::string::npos)
+      << wide.out << wide.err;
+  const std::string dir = ::testing::TempDir() + "/tp-overlap-chakra";
+  const CliRun chakra = orrery(
+      "convert --model gpt3-1.3b --cluster hgx-h100 --gpus 8 --tp 8 --gbs 8 "
+      "--sequence-parallel --tp-comm-overlap --to chakra -o " +
+      dir);
+  EXPECT_EQ(chakra.status, 0) << chakra.err;
+  EXPECT_NE(chakra.err.find("inside that GEMM's compute node"), std::string::npos) << chakra.err;
+  std::filesystem::remove_all(dir);
 }
 
 // A plan SimAI text can hold (one stage, one chunk, no data or context parallelism), full
