@@ -72,7 +72,7 @@ bool can_run(const Topology& topology, Algorithm algorithm, CollectiveKind kind,
 // The algorithms auto chooses from for `kind` on `topology`.
 std::span<const Algorithm> auto_candidates(const Topology& topology, CollectiveKind kind);
 
-// A point-to-point transfer between the two ranks of `pair` (see RankPlacement::neighbour_shape).
+// A point-to-point transfer between the two ranks of `pair` (see RankPlacement::boundary_pair).
 Time point_to_point_time(const Topology& topology, Bytes bytes, const GroupShape& pair);
 
 // nccl-tests' busbw / algbw factor: 2(n-1)/n for all-reduce, (n-1)/n for all-gather,

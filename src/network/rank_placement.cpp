@@ -180,13 +180,23 @@ RankPlacement RankPlacement::ends_of(size_t axis) const {
   return ends;
 }
 
-std::vector<int64_t> RankPlacement::neighbours(size_t axis) const {
-  if (axes_.at(axis).size < 2) return {0};
-  return {0, strides_[axis]};
-}
-
-GroupShape RankPlacement::neighbour_shape(size_t axis) const {
-  return shape_of(neighbours(axis));
+std::vector<int64_t> RankPlacement::boundary_pair(size_t axis, int64_t k) const {
+  const int64_t size = axes_.at(axis).size;
+  if (size < 2) return {0};
+  const int64_t stride = strides_[axis];
+  const int64_t from = k % size * stride, to = (k + 1) % size * stride;
+  std::vector<int64_t> worst;
+  GroupShape worst_shape;
+  const size_t along[] = {axis};
+  for (const int64_t base : group_bases(along)) {
+    std::vector<int64_t> pair = {base + from, base + to};
+    GroupShape shape = shape_of(pair);
+    if (worst.empty() || more_spread(shape, worst_shape)) {
+      worst = std::move(pair);
+      worst_shape = std::move(shape);
+    }
+  }
+  return worst;
 }
 
 }  // namespace orrery

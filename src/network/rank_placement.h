@@ -72,10 +72,11 @@ class RankPlacement {
   // (e.g. the first and last pipeline stage), and the ranks between take part in none.
   RankPlacement ends_of(size_t axis) const;
 
-  // The pair {rank 0, its neighbour one step along `axis`} (rank 0 alone when the axis has one
-  // coordinate), and its shape.
-  std::vector<int64_t> neighbours(size_t axis) const;
-  GroupShape neighbour_shape(size_t axis) const;
+  // The two ranks that a transfer across boundary `k` of `axis` joins: coordinates k and
+  // (k + 1) mod size of the axis at equal coordinates on the others. Of the boundary's pairs
+  // (one per position of the other axes) the first, from rank 0's, unless another is more
+  // spread; then the most spread (the slowest). Rank 0 alone when the axis has one coordinate.
+  std::vector<int64_t> boundary_pair(size_t axis, int64_t k) const;
 
   // The shape of an explicit set of ranks.
   GroupShape shape_of(std::span<const int64_t> ranks) const;

@@ -270,6 +270,17 @@ GroupTimes aligned_gather_waits(const IterationPlan& plan, int64_t stage,
   return waits;
 }
 
+// What blocking transfers cost stage `stage` per micro-batch and model chunk: a send forward
+// and one backward, each over the boundary it crosses; an end stage of a pipeline without model
+// chunks has one boundary and pays it for both.
+Time blocking_sends(const IterationPlan& plan, int64_t stage) {
+  const int64_t p = plan.parallelism.pp;
+  const bool wraps = plan.chunks > 1;
+  const int64_t next = stage + 1 < p || wraps ? (stage + 1) % p : stage - 1;
+  const int64_t previous = stage > 0 || wraps ? (stage + p - 1) % p : 1;
+  return plan.transfer(stage, next).time + plan.transfer(stage, previous).time;
+}
+
 // One stage's iteration in closed form: its passes, the pipeline's fill and drain, its transfers,
 // and its iteration-level rows, with the overlapped gradient reductions hidden behind the last
 // backward where they fit.
@@ -294,9 +305,11 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePa
   const int64_t m = plan.micro_batches(), v = plan.chunks;
   const int64_t idle_steps = std::max<int64_t>(p - m, 0) * v + std::min(m, p) - 1;
   b.bubble = Time::from_ps(longest.ps() * idle_steps / v);
-  // Transfers in the pipeline's fill and drain; blocking ones also each pass's send and receive.
-  b.p2p = plan.transfer * (2 * (p - 1));
-  if (plan.blocking_p2p && p > 1) b.p2p += plan.transfer * (2 * m * v);
+  // Transfers in the pipeline's fill and drain (each boundary crossed forward and back);
+  // blocking ones also each pass's send and receive (blocking_sends).
+  for (int64_t k = 0; k + 1 < p; ++k)
+    b.p2p += plan.transfers[static_cast<size_t>(k)].time * 2;
+  if (plan.blocking_p2p && p > 1) b.p2p += blocking_sends(plan, stage) * (m * v);
 
   PassCost tail;
   for (const size_t i : rows) {
@@ -329,6 +342,13 @@ StageTiming stage_timing(const IterationPlan& plan, int64_t stage, const StagePa
   return {stage, b.total(), b};
 }
 
+// Whether every pipeline boundary's transfer takes the same time (stages then differ in nothing
+// the plan does not say).
+bool uniform_transfers(const IterationPlan& plan) {
+  return std::all_of(plan.transfers.begin(), plan.transfers.end(),
+                     [&](const TransferCost& t) { return t.time == plan.transfers.front().time; });
+}
+
 }  // namespace
 
 Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cluster,
@@ -338,7 +358,8 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
       plan_iteration(workload, cluster, options, diagnostics, /*buckets=*/false);
   // Stages run alike unless the program gives them different layers; then each distinct stage
   // is costed once.
-  const int64_t stages = plan.stage_sets.empty() ? 1 : plan.parallelism.pp;
+  const int64_t stages =
+      plan.stage_sets.empty() && uniform_transfers(plan) ? 1 : plan.parallelism.pp;
   const std::vector<size_t> sets = pass_stage_sets(plan);
   std::vector<std::vector<bool>> keys;
   std::vector<StagePasses> distinct;

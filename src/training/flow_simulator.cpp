@@ -251,10 +251,12 @@ class Simulation {
     const int64_t dst = j.offset + ranks_[peer_of(g, task.to_stage)].local;
     path_.clear();
     const Time route = links_.route(src, dst, hash_++, path_);
-    // The point-to-point path's protocol as the closed form prices it (GroupPricing::transfer).
-    r.latency[static_cast<size_t>(task.stream)] = j.plan.transfer_latency.value_or(route);
-    kernel_.start(path_, static_cast<double>(task.comm.bytes) * j.plan.transfer_rate,
-                  {kTransferFlow, g, t}, r.job);
+    // The point-to-point path's protocol as the closed form prices the boundary's transfer
+    // (GroupPricing::transfer).
+    const TransferCost& cost = j.plan.transfer(r.stage, task.to_stage);
+    r.latency[static_cast<size_t>(task.stream)] = cost.latency.value_or(route);
+    kernel_.start(path_, static_cast<double>(task.comm.bytes) * cost.rate, {kTransferFlow, g, t},
+                  r.job);
     ++flows_[r.job];
   }
 

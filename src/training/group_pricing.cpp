@@ -51,9 +51,8 @@ GroupPricing::GroupPricing(const Topology& topology, std::vector<ParallelAxis> a
       uniform_[i] = kinds_[i]->uniform;
     }
   }
-  const size_t pp_axis = group_axes(CommGroup::Pipeline, order).front();
-  pipeline_neighbours_ = placement_.neighbours(pp_axis);
-  pipeline_pair_ = placement_.neighbour_shape(pp_axis);
+  pp_axis_ = group_axes(CommGroup::Pipeline, order).front();
+  boundary_models_.resize(static_cast<size_t>(placement_.axes()[pp_axis_].size));
 }
 
 size_t GroupPricing::index(CommGroup group) {
@@ -85,11 +84,12 @@ CollectiveCost GroupPricing::price(CollectiveKind kind, CommGroup group, Bytes b
   return cost;
 }
 
-TransferCost GroupPricing::transfer(Bytes bytes) {
-  if (!pair_model_)
-    pair_model_ = std::make_unique<CollectiveModel>(
-        links_, std::vector<std::vector<int64_t>>{pipeline_neighbours_});
-  return point_to_point_cost(*pair_model_, bytes);
+TransferCost GroupPricing::transfer(int64_t k, Bytes bytes) {
+  std::unique_ptr<CollectiveModel>& model = boundary_models_.at(static_cast<size_t>(k));
+  if (!model)
+    model = std::make_unique<CollectiveModel>(
+        links_, std::vector<std::vector<int64_t>>{placement_.boundary_pair(pp_axis_, k)});
+  return point_to_point_cost(*model, bytes);
 }
 
 std::shared_ptr<GroupPricing> GroupPricingCache::get(const Topology& topology,

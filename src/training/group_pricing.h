@@ -72,16 +72,15 @@ class GroupPricing {
   // The most spread group of a kind, and whether every group of the kind has its shape.
   const GroupShape& shape(CommGroup group) const { return shapes_[index(group)]; }
   bool uniform(CommGroup group) const { return uniform_[index(group)]; }
-  // Two neighbouring pipeline stages.
-  const GroupShape& pipeline_pair() const { return pipeline_pair_; }
 
   // A collective of `bytes` in every group of a kind at once, with `algorithm` (Auto: the
   // fastest the model offers); memoised.
   CollectiveCost price(CollectiveKind kind, CommGroup group, Bytes bytes, Algorithm algorithm);
-  // A transfer of `bytes` between neighbouring pipeline stages (point_to_point_cost() of the
-  // first pair): on NCCL's point-to-point path; on ideal links, their link at its effective rate
-  // plus one step's latency.
-  TransferCost transfer(Bytes bytes);
+  // A transfer of `bytes` across pipeline boundary `k`, between stages k and (k + 1) mod pp
+  // (the last boundary is the interleaved schedule's wrap-around), either way:
+  // point_to_point_cost() of the boundary's pair (RankPlacement::boundary_pair), on NCCL's
+  // point-to-point path; on ideal links, their link at its effective rate plus one step's latency.
+  TransferCost transfer(int64_t k, Bytes bytes);
 
  private:
   static size_t index(CommGroup group);
@@ -98,9 +97,9 @@ class GroupPricing {
   std::array<std::unique_ptr<CollectiveModel>, kTrainingGroups.size()> models_;
   std::array<GroupShape, kTrainingGroups.size()> shapes_;
   std::array<bool, kTrainingGroups.size()> uniform_{};
-  GroupShape pipeline_pair_;
-  std::vector<int64_t> pipeline_neighbours_;
-  std::unique_ptr<CollectiveModel> pair_model_;  // of the pipeline pair, built on first use
+  size_t pp_axis_ = 0;
+  // Per pipeline boundary, the model of its pair, built on first use.
+  std::vector<std::unique_ptr<CollectiveModel>> boundary_models_;
   CollectiveCosts costs_;
   std::shared_ptr<CollectiveCosts> world_costs_;
 };

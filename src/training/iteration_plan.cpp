@@ -88,8 +88,9 @@ class CommPricer {
     return c;
   }
 
-  TransferCost transfer(Bytes bytes) const { return groups_->transfer(bytes); }
-  bool transfer_across_servers() const { return groups_->pipeline_pair().outermost() > 0; }
+  TransferCost transfer(int64_t boundary, Bytes bytes) const {
+    return groups_->transfer(boundary, bytes);
+  }
 
  private:
   Algorithm algorithm_;
@@ -468,25 +469,25 @@ void check_stage_tasks(const IterationPlan& plan, int64_t m, const SourceLocatio
                                  " million it takes; --mode analytical takes any size");
 }
 
-// Stage-to-stage transfers (pp > 1): the file's bytes or an estimate, priced on NCCL's
-// point-to-point path (GroupPricing::transfer), plus
-// the receiving tensor group's all-gather when stages exchange 1/tp shares.
+// Stage-to-stage transfers (pp > 1): the file's bytes or an estimate, priced per boundary on its
+// own pair of ranks on NCCL's point-to-point path (GroupPricing::transfer), plus the receiving
+// tensor group's all-gather when stages exchange 1/tp shares.
 void plan_transfers(IterationPlan& plan, const Workload& workload, CommPricer& pricer,
                     Diagnostics& diagnostics) {
   const Parallelism& par = plan.parallelism;
   plan.transfer_bytes = workload.stage_boundary_bytes.value_or(0);
   if (plan.transfer_bytes == 0)
     plan.transfer_bytes = estimate_transfer_bytes(workload, diagnostics);
-  const TransferCost transfer = pricer.transfer(plan.transfer_bytes);
-  plan.transfer = transfer.time;
-  plan.transfer_rate = transfer.rate;
-  plan.transfer_latency = transfer.latency;
-  if (workload.stage_boundary_gathered && par.tp > 1)
-    plan.transfer +=
-        pricer.price(CollectiveKind::AllGather, CommGroup::Tensor, plan.transfer_bytes * par.tp)
-            .time;
+  const Time gather =
+      workload.stage_boundary_gathered && par.tp > 1
+          ? pricer.price(CollectiveKind::AllGather, CommGroup::Tensor, plan.transfer_bytes * par.tp)
+                .time
+          : Time::zero();
+  for (int64_t k = 0; k < par.pp; ++k) {
+    plan.transfers.push_back(pricer.transfer(k, plan.transfer_bytes));
+    plan.transfers.back().time += gather;
+  }
   plan.blocking_p2p = workload.blocking_p2p;
-  plan.transfer_across_servers = pricer.transfer_across_servers();
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "cluster/cluster.h"
 #include "core/diagnostics.h"
 #include "network/collective_algorithms.h"
+#include "network/collective_model.h"
 #include "training/simulation_options.h"
 #include "workload/result.h"
 #include "workload/workload.h"
@@ -120,14 +121,22 @@ struct IterationPlan {
   std::vector<std::vector<bool>> stage_sets;  // Program::stage_sets
 
   Bytes transfer_bytes = 0;  // per micro-batch per stage boundary, each direction
-  Time transfer;             // one such transfer (with the receiver's all-gather, if gathered)
-  // How the flow mode runs it (point_to_point_cost()): the factor on its bytes, its latency.
-  double transfer_rate = 1;
-  std::optional<Time> transfer_latency;
+  // Per pipeline boundary k, between stages k and (k + 1) mod pp (the last is the interleaved
+  // schedule's wrap-around), one such transfer either way, priced on the boundary's own pair
+  // (GroupPricing::transfer): its time (with the receiver's all-gather, if gathered), and how the
+  // flow mode runs it (the factor on its bytes, its latency). Empty when pp is 1.
+  std::vector<TransferCost> transfers;
   bool blocking_p2p = false;  // Workload::blocking_p2p
-  bool transfer_across_servers = false;
 
   int64_t micro_batches() const { return static_cast<int64_t>(pass_of.size()); }
+  // The transfer from stage `from` to its neighbour `to`: the boundary the two stages share; none
+  // (free) from a stage to itself, as one stage passes between its model chunks.
+  const TransferCost& transfer(int64_t from, int64_t to) const {
+    static const TransferCost none;
+    if (from == to) return none;
+    const int64_t k = to == (from + 1) % parallelism.pp ? from : to;
+    return transfers[static_cast<size_t>(k)];
+  }
   // The layers of each model chunk of micro-batch `micro_batch`'s pass.
   const std::vector<std::vector<size_t>>& chunk_layers(size_t micro_batch) const {
     return passes[pass_of[micro_batch]];

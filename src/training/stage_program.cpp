@@ -180,7 +180,7 @@ class StageBuilder {
     StageTask t;
     t.kind = StageTaskKind::Transfer;
     t.stream = forward ? StageStream::ForwardLink : StageStream::BackwardLink;
-    t.duration = plan_.transfer;
+    t.duration = plan_.transfer(s_, to).time;
     t.sends = key(forward, to, mb, chunk);
     t.to_stage = to;
     t.comm = {CollectiveKind::AllGather, CommGroup::Pipeline, plan_.transfer_bytes};

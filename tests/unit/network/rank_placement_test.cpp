@@ -30,11 +30,37 @@ TEST(RankPlacement, OuterAxesPutOneRankPerServer) {
   EXPECT_EQ(s.ranks, 4);
   EXPECT_EQ(s.span, (std::vector<int64_t>{1, 4}));
   EXPECT_FALSE(s.crosses_leaves);  // servers 0..3 share the first leaf (4 servers per leaf)
-  const GroupShape pp = p.neighbour_shape(3);
+  const GroupShape pp = p.shape_of(p.boundary_pair(3, 0));
   EXPECT_EQ(pp.span, (std::vector<int64_t>{1, 2}));
   // The pipeline group (servers 0, 4, 8, 12) spans four leaves.
   const std::vector<size_t> pipeline = {3};
   EXPECT_TRUE(p.group_shape(pipeline).crosses_leaves);
+}
+
+// TP 1, DP 4, PP 4 on servers of 8: stage s holds GPUs 4s to 4s + 3, so boundary 0 (0-4) and 2
+// (8-12) lie inside a server, 1 (4-8) and the wrap-around 3 (12-0) across two; every data-parallel
+// replica's pair lies alike, and the first (rank 0's) stands for each.
+TEST(RankPlacement, EachBoundaryHasItsOwnPair) {
+  const Topology t = two_tier();
+  const RankPlacement p({{"tp", 1}, {"dp", 4}, {"pp", 4}}, t);
+  EXPECT_EQ(p.boundary_pair(2, 0), (std::vector<int64_t>{0, 4}));
+  EXPECT_EQ(p.boundary_pair(2, 1), (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(p.boundary_pair(2, 2), (std::vector<int64_t>{8, 12}));
+  EXPECT_EQ(p.boundary_pair(2, 3), (std::vector<int64_t>{12, 0}));
+  EXPECT_EQ(p.shape_of(p.boundary_pair(2, 0)).outermost(), 0);
+  EXPECT_EQ(p.shape_of(p.boundary_pair(2, 1)).outermost(), 1);
+  EXPECT_EQ(p.boundary_pair(1, 0), (std::vector<int64_t>{0, 1}));  // along dp
+  const RankPlacement one({{"tp", 8}, {"pp", 1}}, t);
+  EXPECT_EQ(one.boundary_pair(1, 0), (std::vector<int64_t>{0}));
+}
+
+// DP 6, PP 2 on servers of 8: boundary 0 pairs GPU g with g + 6; replicas 0 and 1 stay inside
+// server 0, replicas 2 to 5 cross to server 1. The boundary takes the most spread pair, 2-8.
+TEST(RankPlacement, ABoundaryWhoseReplicasDifferTakesTheSlowestPair) {
+  const Topology t = two_tier();
+  const RankPlacement p({{"dp", 6}, {"pp", 2}}, t);
+  EXPECT_EQ(p.boundary_pair(1, 0), (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(p.shape_of(p.boundary_pair(1, 0)).outermost(), 1);
 }
 
 // Keeping the pipeline axis at its ends: the groups along it are {stage 0, stage 3} of each

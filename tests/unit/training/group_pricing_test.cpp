@@ -41,7 +41,7 @@ TEST(GroupPricing, CachedEqualsFresh) {
         EXPECT_EQ(a.algorithm, b.algorithm);
         EXPECT_EQ(a.channels, b.channels);
       }
-  EXPECT_EQ(cached->transfer(1 << 20).time, fresh.transfer(1 << 20).time);
+  EXPECT_EQ(cached->transfer(0, 1 << 20).time, fresh.transfer(0, 1 << 20).time);
   EXPECT_EQ(cached->shape(CommGroup::Tensor).ranks, 8);
   EXPECT_EQ(cached->shape(CommGroup::Data).ranks, 4);
 }
