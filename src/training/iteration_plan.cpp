@@ -340,9 +340,10 @@ void plan_layers(IterationPlan& plan, const Program& program, const SimulationOp
     const Layer& layer = program.layers[i];
     PlannedLayer& planned = plan.layers[i];
     const auto phase = [&](const Phase& p, bool weight_grad) {
-      PlannedPhase result{p.compute, Time::zero(), std::nullopt};
+      PlannedPhase result{p.compute, Time::zero(), std::nullopt, std::nullopt};
       if (const auto& o = p.overlapped) {  // folded into the phase's compute
-        const Time comm = pricer.price(o->comm.kind, o->comm.group, o->comm.bytes).time;
+        result.overlapped = pricer.price(o->comm, CommRole::Blocking);
+        const Time comm = result.overlapped->cost;
         if (options.overlap) {
           const Time both =
               gemm_overlap_time(*o, comm, plan.compute_units, plan.contention_overhead);
@@ -539,10 +540,12 @@ std::vector<LayerTiming> layer_timings(const Workload& workload, const Iteration
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     const Layer& layer = workload.program.layers[i];
     const PlannedLayer& p = plan.layers[i];
+    // A collective folded into a phase (Transformer Engine's overlap) is shown as the phase's
+    // collective where it has none of its own, its exposed part taken out of the compute.
     const auto phase = [](const PlannedPhase& planned) {
-      PhaseTiming t{planned.compute, std::nullopt};
-      if (planned.comm)
-        t.comm = CommTiming{planned.comm->comm, planned.comm->ranks, planned.comm->cost};
+      PhaseTiming t{planned.compute - planned.exposed_overlap, std::nullopt};
+      const std::optional<PlannedComm>& c = planned.comm ? planned.comm : planned.overlapped;
+      if (c) t.comm = CommTiming{c->comm, c->ranks, c->cost};
       return t;
     };
     rows.push_back({layer.name, layer.line, 1, 0, phase(p.forward), phase(p.input_grad),

@@ -62,6 +62,7 @@ struct PlannedPhase {
   // whole collective. Reports charge it to the tensor group's exposed communication.
   Time exposed_overlap;
   std::optional<PlannedComm> comm;
+  std::optional<PlannedComm> overlapped;  // the folded collective, priced on its own (reports)
 };
 
 struct PlannedLayer {

@@ -250,6 +250,20 @@ TEST(EventSimulator, CollectivesBesideTheirGemmsCostThePipelineOfChunks) {
     EXPECT_EQ(r.breakdown.exposed_comm.at(CommGroup::Tensor), us(115)) << r.mode;
     expect_partitioned(r);
   }
+  // The per-layer table shows each folded collective at its own cost (70 us) beside the phase's
+  // kernels (100, 50 and 80 us: no SM counts, so no slowdown).
+  SimulationOptions rows = ring;
+  rows.layer_rows = true;
+  const Result table = run_event(w, test_cluster(), rows);
+  ASSERT_FALSE(table.layers.empty());
+  const LayerTiming& l = table.layers.front();
+  EXPECT_EQ(l.forward.compute, us(100));
+  EXPECT_EQ(l.input_grad.compute, us(50));
+  EXPECT_EQ(l.weight_grad.compute, us(80));
+  for (const PhaseTiming* p : {&l.forward, &l.input_grad, &l.weight_grad}) {
+    ASSERT_TRUE(p->comm);
+    EXPECT_EQ(p->comm->cost, us(70));
+  }
   SimulationOptions serial = ring;
   serial.overlap = false;
   for (const Result& r :
