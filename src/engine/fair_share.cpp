@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace orrery::engine {
@@ -46,22 +47,23 @@ FairShare::ActivityId FairShare::start(std::span<const ResourceId> path, double 
 
 // A fresh id (the most recently freed first), in flight, in no batch.
 inline FairShare::ActivityId FairShare::new_id() {
-  ActivityId id;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-  } else {
-    id = static_cast<ActivityId>(activities_.size());
-    activities_.emplace_back();
-    activity_mark_.push_back(0);
-    frozen_.push_back(0);
-  }
+  if (free_.empty()) add_id();
+  const ActivityId id = free_.back();
+  free_.pop_back();
   Activity& f = activities_[id];
   f.batch = kNoBatch;
   f.active = true;
   ++f.version;
   ++activities_started_;
   return id;
+}
+
+// One more activity slot, its id free.
+void FairShare::add_id() {
+  free_.push_back(static_cast<ActivityId>(activities_.size()));
+  activities_.emplace_back();
+  activity_mark_.push_back(0);
+  frozen_.push_back(0);
 }
 
 // An activity of its own, placed on its path's resources, which are marked for re-solving; a
@@ -202,30 +204,37 @@ void FairShare::end_batch(uint32_t b, Time now) {
   const Time carried = now - batch.start;
   const double seconds = carried.seconds();
   const bool one_tag = tag_rate_.empty();
-  for (const ActivityId id : batch.members)
-    for (const ResourceId l : member_path(batch, activities_[id].member)) {
-      batch_member_on_[l] = kNone;
-      if (rate_on_[l] == 0 && one_tag && !recorded_[l]) {
-        // Idle before, with nothing but the total to keep: the same steps, in one pass.
-        const double capacity = capacity_[l];
-        const double rate = std::max(0.0, capacity - (capacity - x));
-        Usage& use = usage_[l];
-        use.peak = std::max(use.peak, rate / capacity);
-        if (carried > Time::zero() && rate > 0) {
-          use.amount += rate * seconds;
-          use.busy += carried;
-        }
-        updated_on_[l] = now;
-        continue;
+  const auto carry = [&](ResourceId l) {
+    batch_member_on_[l] = kNone;
+    if (one_tag && !recorded_[l] && rate_on_[l] == 0) {
+      // Idle before, with nothing but the total to keep: the same steps, in one pass.
+      const double capacity = capacity_[l];
+      const double rate = std::max(0.0, capacity - (capacity - x));
+      Usage& use = usage_[l];
+      use.peak = std::max(use.peak, rate / capacity);
+      if (carried > Time::zero() && rate > 0) {
+        use.amount += rate * seconds;
+        use.busy += carried;
       }
-      solve_alone(l, x, batch.tag, batch.start);
-      // A recorded resource goes idle through solve_dirty, as it would one by one, so that a flow
-      // starting on it now leaves the same history.
-      if (recorded_[l])
-        dirty_.push_back(l);
-      else
-        solve_idle(l, now);
+      updated_on_[l] = now;
+      return;
     }
+    solve_alone(l, x, batch.tag, batch.start);
+    // A recorded resource goes idle through solve_dirty, as it would one by one, so that a flow
+    // starting on it now leaves the same history.
+    if (recorded_[l])
+      dirty_.push_back(l);
+    else
+      solve_idle(l, now);
+  };
+  if (batch.members.size() + 1 == batch.begin.size()) {  // every path is a member's
+    for (const ResourceId l : batch.links)
+      carry(l);
+    return;
+  }
+  for (const ActivityId id : batch.members)
+    for (const ResourceId l : member_path(batch, activities_[id].member))
+      carry(l);
 }
 
 void FairShare::release_batch(uint32_t b) {
@@ -326,7 +335,12 @@ void FairShare::complete(Time now, std::vector<ActivityId>& done) {
     }
   }
   // Everything popped ends at `now`; one by one, the ids would have come out in ascending order.
-  std::sort(done.begin() + static_cast<std::ptrdiff_t>(first), done.end());
+  // A batch's members are often in descending order (freed ids come back largest first).
+  const auto begin = done.begin() + static_cast<std::ptrdiff_t>(first);
+  if (std::is_sorted(begin, done.end(), std::greater<>()))
+    std::reverse(begin, done.end());
+  else
+    std::sort(begin, done.end());
   for (size_t i = first; i < done.size(); ++i)
     detach(done[i]);
   solved_at_ = now;

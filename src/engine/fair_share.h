@@ -141,6 +141,7 @@ class FairShare {
   static constexpr ActivityId kNone = ~ActivityId{0};
 
   ActivityId new_id();
+  void add_id();
   ActivityId add(std::span<const ResourceId> path, double amount, Time now, uint32_t tag);
   double alone_rate(std::span<const ResourceId> path) const;
   std::span<const ResourceId> member_path(const Batch& batch, uint32_t member) const;

@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <tuple>
 #include <vector>
 
 #include "core/time.h"
@@ -77,7 +76,7 @@ class Kernel {
     Time time;
     uint64_t seq = 0;  // order of scheduling, for ties
     Event event;
-    bool operator<(const Timed& o) const { return std::tie(time, seq) < std::tie(o.time, o.seq); }
+    bool operator<(const Timed& o) const { return time != o.time ? time < o.time : seq < o.seq; }
   };
 
   [[noreturn]] static void refuse_past();

@@ -274,6 +274,7 @@ class Simulation {
     const uint32_t nth = streams_.position(stream_of(g, static_cast<size_t>(task.stream)));
     const auto key = std::make_tuple(r.job, static_cast<uint32_t>(group), base, nth);
     auto& arrived = arrivals_[key];
+    if (arrived.empty()) arrived.reserve(static_cast<size_t>(size));
     arrived.emplace_back(g, t);
     if (static_cast<int64_t>(arrived.size()) < size) return;
     Members members = std::move(arrived);
