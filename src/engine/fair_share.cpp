@@ -101,10 +101,7 @@ void FairShare::start_batch(std::span<const ResourceId> links, std::span<const u
     return links.subspan(path_begin[i], path_begin[i + 1] - path_begin[i]);
   };
   const size_t n = amounts.size();
-  bool alike = n > 1 && amounts[0] > 0;
-  for (size_t i = 0; i < n && alike; ++i)
-    alike = amounts[i] == amounts[0] && path_begin[i + 1] > path_begin[i];
-  if (!alike) {
+  if (n < 2 || !(amounts[0] > 0)) {
     for (size_t i = 0; i < n; ++i)
       ids.push_back(add(path(i), amounts[i], now, tag));
     return;
@@ -128,7 +125,7 @@ void FairShare::start_batch(std::span<const ResourceId> links, std::span<const u
   batch.solved = false;
   solved_at_ = now;
   for (size_t i = 0; i < n; ++i) {
-    const double x = alone_rate(path(i));
+    const double x = amounts[i] == batch.amount ? alone_rate(path(i)) : -1;
     if (x < 0 || (batch.rate >= 0 && x != batch.rate)) {
       ids.push_back(add(path(i), amounts[i], now, tag));
       continue;
@@ -150,8 +147,10 @@ void FairShare::start_batch(std::span<const ResourceId> links, std::span<const u
   if (batch.rate < 0) release_batch(b);  // no member alone: no entry was pushed
 }
 
-// The rate of an activity on `path` if no other is on any of its resources (-1 otherwise).
+// The rate of an activity on `path` if no other is on any of its resources (-1 otherwise, or if
+// the path is empty).
 double FairShare::alone_rate(std::span<const ResourceId> path) const {
+  if (path.empty()) return -1;
   double rate = std::numeric_limits<double>::infinity();
   for (const ResourceId l : path) {
     if (!on_resource_[l].empty() || batch_member_on_[l] != kNone) return -1;
@@ -279,7 +278,16 @@ void FairShare::flush_usage(Time now) {
     flush_resource(l, now);
 }
 
-void FairShare::detach(ActivityId id) {  // in ascending id order within one complete()
+// Ends an activity (in ascending id order within one complete()): off its resources, its id free.
+inline void FairShare::detach(ActivityId id) {
+  Activity& f = activities_[id];
+  if (!f.path.empty()) unlink(id);  // a batch member's resources were let go by end_batch
+  f.active = false;
+  free_.push_back(id);
+}
+
+// Takes an activity off its path's resources, which are marked for re-solving.
+void FairShare::unlink(ActivityId id) {
   Activity& f = activities_[id];
   for (size_t k = 0; k < f.path.size(); ++k) {
     auto& list = on_resource_[f.path[k]];
@@ -298,8 +306,6 @@ void FairShare::detach(ActivityId id) {  // in ascending id order within one com
     dirty_.push_back(f.path[k]);
   }
   f.path.clear();
-  f.active = false;
-  free_.push_back(id);
 }
 
 // Stale entries: the activity ended or its rate changed since; every member left the batch.

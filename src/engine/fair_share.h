@@ -109,6 +109,8 @@ class FairShare {
   }
 
   uint64_t activities_started() const { return activities_started_; }
+  // Every id handed out so far is below this.
+  size_t id_bound() const { return activities_.size(); }
 
  private:
   struct Activity {
@@ -156,6 +158,7 @@ class FairShare {
   void solve_component(Time now);
   void settle(ResourceId r, Time now);
   void detach(ActivityId id);
+  void unlink(ActivityId id);
   void flush_resource(ResourceId r, Time now);
   void note_rate(ResourceId r, Time now);
 
