@@ -316,7 +316,7 @@ bool FairShare::valid(std::pair<uint32_t, uint32_t> key) const {
 }
 
 Time FairShare::solve_and_peek() {
-  solve_dirty(solved_at_);
+  if (!dirty_.empty() || !pending_batches_.empty()) solve_dirty(solved_at_);
   while (!completions_.empty()) {
     const auto key = completions_.top().second;
     if (valid(key)) return completions_.top().first;
