@@ -227,8 +227,8 @@ void FairShare::end_batch(uint32_t b, Time now) {
       solve_idle(l, now);
   };
   if (batch.members.size() + 1 == batch.begin.size()) {  // every path is a member's
-    for (const ResourceId l : batch.links)
-      carry(l);
+    for (uint32_t k = batch.begin.front(); k < batch.begin.back(); ++k)
+      carry(batch.links[k]);
     return;
   }
   for (const ActivityId id : batch.members)

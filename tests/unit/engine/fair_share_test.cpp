@@ -220,17 +220,20 @@ Replay replay(bool batched) {
   struct Wave {
     Time at;
     std::vector<std::vector<ResourceId>> batch;
+    std::vector<double> amounts;     // each member's bytes
     std::vector<ResourceId> joiner;  // started alone just after the batch, at the same instant
   };
-  // 0.6 GB each. The first wave's members are alone at 1 GB/s; at 0.3 s the second wave's {1, 3}
-  // joins two of them. At 0.6 s the member on link 4 ends and a member of the third wave starts
-  // there at the same rate, and a joiner takes link 6 from the other member before any solve;
-  // usage is brought up to date at 0.8 s, with that wave in flight. At 0.9 s the second wave's
-  // member on link 5 ends and the fourth wave's starts there.
-  const std::vector<Wave> waves = {{Time::zero(), {{0, 1}, {2, 3}, {4}}, {}},
-                                   {ms(300), {{5}, {1, 3}}, {}},
-                                   {ms(600), {{4}, {6}}, {6}},
-                                   {ms(900), {{5}, {0}, {2}}, {}}};
+  // 0.6 GB each but one. The first wave's members are alone at 1 GB/s; at 0.3 s the second
+  // wave's {1, 3} joins two of them. At 0.6 s the member on link 4 ends and a member of the third
+  // wave starts there at the same rate, and a joiner takes link 6 from the other member before any
+  // solve; usage is brought up to date at 0.8 s, with that wave in flight. At 0.9 s the second
+  // wave's member on link 5 ends and the fourth wave's starts there, beside a member of another
+  // size.
+  const double w = 0.6e9;
+  const std::vector<Wave> waves = {{Time::zero(), {{0, 1}, {2, 3}, {4}}, {w, w, w}, {}},
+                                   {ms(300), {{5}, {1, 3}}, {w, w}, {}},
+                                   {ms(600), {{4}, {6}}, {w, w}, {6}},
+                                   {ms(900), {{5}, {0}, {2}}, {w, 0.3e9, w}, {}}};
   Replay r;
   std::vector<FairShare::ActivityId> done;
   const auto advance = [&](Time until) {
@@ -244,28 +247,27 @@ Replay replay(bool batched) {
     }
   };
   uint32_t tag = 0;
-  for (const Wave& w : waves) {
-    if (w.at == ms(900)) {
+  for (const Wave& wave : waves) {
+    if (wave.at == ms(900)) {
       advance(ms(800));
       net.flush_usage(ms(800));
     }
-    advance(w.at);
-    const std::vector<double> amounts(w.batch.size(), 0.6e9);
+    advance(wave.at);
     if (batched) {
       std::vector<ResourceId> links;
       std::vector<uint32_t> begin;
-      for (const auto& p : w.batch) {
+      for (const auto& p : wave.batch) {
         begin.push_back(static_cast<uint32_t>(links.size()));
         links.insert(links.end(), p.begin(), p.end());
       }
       begin.push_back(static_cast<uint32_t>(links.size()));
       std::vector<FairShare::ActivityId> ids;
-      net.start_batch(links, begin, amounts, w.at, tag, ids);
+      net.start_batch(links, begin, wave.amounts, wave.at, tag, ids);
     } else {
-      for (const auto& p : w.batch)
-        net.start(p, 0.6e9, w.at, tag);
+      for (size_t i = 0; i < wave.batch.size(); ++i)
+        net.start(wave.batch[i], wave.amounts[i], wave.at, tag);
     }
-    if (!w.joiner.empty()) net.start(w.joiner, 0.2e9, w.at, tag);
+    if (!wave.joiner.empty()) net.start(wave.joiner, 0.2e9, wave.at, tag);
     tag = 1 - tag;
   }
   advance(Time::max());
