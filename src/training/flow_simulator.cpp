@@ -311,6 +311,7 @@ class Simulation {
     const Job& j = jobs_[job_id];
     std::sort(members.begin(), members.end());  // rank order, as the group lists its GPUs
     std::vector<int64_t> gpus;
+    gpus.reserve(members.size());
     for (const auto& [g, t] : members) {
       gpus.push_back(j.offset + (static_cast<int64_t>(g) - j.first_rank));
       // A collective joining stages runs from when the last stage reaches it; before, the
