@@ -116,6 +116,7 @@ void FairShare::start_batch(std::span<const ResourceId> links, std::span<const u
   }
   Batch& batch = batches_[b];
   batch.members.clear();
+  batch.left = 0;
   batch.links.assign(links.begin(), links.end());
   batch.begin.assign(path_begin.begin(), path_begin.end());
   batch.amount = amounts[0];
@@ -169,7 +170,7 @@ std::span<const ResourceId> FairShare::member_path(const Batch& batch, uint32_t 
 void FairShare::leave_batch(ActivityId id) {
   Activity& f = activities_[id];
   Batch& batch = batches_[f.batch];
-  batch.members.erase(std::find(batch.members.begin(), batch.members.end(), id));
+  ++batch.left;  // it stays listed, no longer in_batch
   const auto path = member_path(batch, f.member);
   f.batch = kNoBatch;
   f.remaining = batch.amount;
@@ -226,14 +227,15 @@ void FairShare::end_batch(uint32_t b, Time now) {
     else
       solve_idle(l, now);
   };
-  if (batch.members.size() + 1 == batch.begin.size()) {  // every path is a member's
+  if (batch.left == 0 && batch.members.size() + 1 == batch.begin.size()) {  // every path's
     for (uint32_t k = batch.begin.front(); k < batch.begin.back(); ++k)
       carry(batch.links[k]);
     return;
   }
   for (const ActivityId id : batch.members)
-    for (const ResourceId l : member_path(batch, activities_[id].member))
-      carry(l);
+    if (in_batch(id, b))
+      for (const ResourceId l : member_path(batch, activities_[id].member))
+        carry(l);
 }
 
 void FairShare::release_batch(uint32_t b) {
@@ -271,9 +273,10 @@ void FairShare::note_rate(ResourceId l, Time now) {
 }
 
 void FairShare::flush_usage(Time now) {
-  for (Batch& batch : batches_)
-    while (batch.solved && !batch.members.empty())
-      leave_batch(batch.members.back());
+  for (uint32_t b = 0; b < batches_.size(); ++b)
+    if (batches_[b].solved)
+      for (const ActivityId id : batches_[b].members)
+        if (in_batch(id, b)) leave_batch(id);
   for (ResourceId l = 0; l < capacity_.size(); ++l)
     flush_resource(l, now);
 }
@@ -310,7 +313,10 @@ void FairShare::unlink(ActivityId id) {
 
 // Stale entries: the activity ended or its rate changed since; every member left the batch.
 bool FairShare::valid(std::pair<uint32_t, uint32_t> key) const {
-  if (key.first & kBatchKey) return !batches_[key.first & ~kBatchKey].members.empty();
+  if (key.first & kBatchKey) {
+    const Batch& batch = batches_[key.first & ~kBatchKey];
+    return batch.members.size() > batch.left;
+  }
   const Activity& f = activities_[key.first];
   return f.active && f.version == key.second;
 }
@@ -333,7 +339,13 @@ void FairShare::complete(Time now, std::vector<ActivityId>& done) {
     completions_.pop();
     if (key.first & kBatchKey) {
       const uint32_t b = key.first & ~kBatchKey;
-      done.insert(done.end(), batches_[b].members.begin(), batches_[b].members.end());
+      const Batch& batch = batches_[b];
+      if (batch.left == 0) {
+        done.insert(done.end(), batch.members.begin(), batch.members.end());
+      } else {
+        for (const ActivityId id : batch.members)
+          if (in_batch(id, b)) done.push_back(id);
+      }
       end_batch(b, now);
       release_batch(b);
     } else if (valid(key)) {
@@ -361,10 +373,9 @@ void FairShare::solve_dirty(Time now) {
     const ResourceId seed = dirty_.back();
     dirty_.pop_back();
     if (solved_round_[seed] == round_) continue;  // its component is already solved
-    // A batch started on it since it went idle: its rate counts from the batch's start.
-    if (batch_member_on_[seed] != kNone) continue;
     if (on_resource_[seed].empty()) {
-      solve_idle(seed, now);
+      // Unless a batch started on it since it went idle: its rate counts from the batch's start.
+      if (batch_member_on_[seed] == kNone) solve_idle(seed, now);
       continue;
     }
     // Collect the component of `seed`: resources and activities reachable through shared resources.

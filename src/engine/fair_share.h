@@ -130,8 +130,11 @@ class FairShare {
   // Members alone on their paths at one rate, run as one activity: one completion entry
   // (kBatchKey | batch index); nothing on the resources' lists.
   struct Batch {
-    std::vector<ActivityId> members;  // still in the batch (none: freed when its entry is popped)
-    std::vector<ResourceId> links;    // path i: links[begin[i], begin[i + 1])
+    // Every member it had: those whose `batch` is still this one are in it; `left` have left.
+    // With none in it, it is freed when its entry is popped.
+    std::vector<ActivityId> members;
+    size_t left = 0;
+    std::vector<ResourceId> links;  // path i: links[begin[i], begin[i + 1])
     std::vector<uint32_t> begin;
     double amount = 0, rate = 0;  // each member's units and rate
     Time start, end;
@@ -147,6 +150,7 @@ class FairShare {
   ActivityId add(std::span<const ResourceId> path, double amount, Time now, uint32_t tag);
   double alone_rate(std::span<const ResourceId> path) const;
   std::span<const ResourceId> member_path(const Batch& batch, uint32_t member) const;
+  bool in_batch(ActivityId id, uint32_t b) const { return activities_[id].batch == b; }
   void leave_batch(ActivityId id);
   void end_batch(uint32_t b, Time now);
   void release_batch(uint32_t b);
@@ -180,7 +184,8 @@ class FairShare {
   std::vector<uint32_t> free_batches_, pending_batches_;  // pending: not solved yet
   std::vector<ResourceId> dirty_;
   std::vector<uint32_t> resource_mark_, activity_mark_;  // epoch marks for the component search
-  std::vector<uint32_t> solved_round_;                   // resources solved in the current round
+  std::vector<uint32_t> shared_mark_;   // epoch mark: on more than one path of a starting batch
+  std::vector<uint32_t> solved_round_;  // resources solved in the current round
   uint32_t epoch_ = 0, round_ = 0;
   Time solved_at_;
 
