@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace orrery::engine {
@@ -21,6 +22,7 @@ Time duration(double amount, double rate) {
 FairShare::FairShare(std::vector<double> capacity)
     : capacity_(std::move(capacity)),
       on_resource_(capacity_.size()),
+      batch_member_on_(capacity_.size(), kNone),
       rate_on_(capacity_.size(), 0.0),
       updated_on_(capacity_.size()),
       usage_(capacity_.size()),
@@ -40,44 +42,54 @@ void FairShare::set_tags(uint32_t tags) {
 
 FairShare::ActivityId FairShare::start(std::span<const ResourceId> path, double amount, Time now,
                                        uint32_t tag) {
-  return add(path, amount, now, tag, true);
+  return add(path, amount, now, tag);
 }
 
-FairShare::ActivityId FairShare::add(std::span<const ResourceId> path, double amount, Time now,
-                                     uint32_t tag, bool mark_dirty) {
-  ActivityId id;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-  } else {
-    id = static_cast<ActivityId>(activities_.size());
-    activities_.emplace_back();
-    activity_mark_.push_back(0);
-    frozen_.push_back(0);
-  }
+// A fresh id (the most recently freed first), in flight, in no batch.
+inline FairShare::ActivityId FairShare::new_id() {
+  if (free_.empty()) add_id();
+  const ActivityId id = free_.back();
+  free_.pop_back();
   Activity& f = activities_[id];
-  f.path.assign(path.begin(), path.end());
-  f.slot.resize(path.size());
-  f.remaining = amount;
-  f.rate = 0;
-  f.updated = now;
-  f.tag = tag;
   f.batch = kNoBatch;
   f.active = true;
   ++f.version;
   ++activities_started_;
+  return id;
+}
+
+// One more activity slot, its id free.
+void FairShare::add_id() {
+  free_.push_back(static_cast<ActivityId>(activities_.size()));
+  activities_.emplace_back();
+  activity_mark_.push_back(0);
+  frozen_.push_back(0);
+}
+
+// An activity of its own, placed on its path's resources, which are marked for re-solving; a
+// batch member already on one of them leaves its batch first.
+FairShare::ActivityId FairShare::add(std::span<const ResourceId> path, double amount, Time now,
+                                     uint32_t tag) {
+  const ActivityId id = new_id();
+  Activity& f = activities_[id];
+  f.remaining = amount;
+  f.rate = 0;
+  f.updated = now;
+  f.tag = tag;
   solved_at_ = now;
   if (amount <= 0 || path.empty()) {  // nothing to share: done at once
-    f.path.clear();
     f.completion = now;
     completions_.push({now, {id, f.version}});
     return id;
   }
+  f.path.assign(path.begin(), path.end());
+  f.slot.resize(path.size());
   for (size_t k = 0; k < f.path.size(); ++k) {
     const ResourceId l = f.path[k];
+    if (batch_member_on_[l] != kNone) leave_batch(batch_member_on_[l]);
     f.slot[k] = static_cast<uint32_t>(on_resource_[l].size());
     on_resource_[l].push_back(id);
-    if (mark_dirty) dirty_.push_back(l);
+    dirty_.push_back(l);
   }
   return id;
 }
@@ -85,18 +97,15 @@ FairShare::ActivityId FairShare::add(std::span<const ResourceId> path, double am
 void FairShare::start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
                             std::span<const double> amounts, Time now, uint32_t tag,
                             std::vector<ActivityId>& ids) {
-  const size_t first = ids.size();
   const auto path = [&](size_t i) {
     return links.subspan(path_begin[i], path_begin[i + 1] - path_begin[i]);
   };
-  bool alike = amounts.size() > 1 && amounts[0] > 0;
-  for (size_t i = 0; i < amounts.size(); ++i)
-    alike = alike && amounts[i] == amounts[0] && !path(i).empty();
-  // A batch's members are solved by solve_batch, which marks the resources of those it cannot
-  // solve together dirty then.
-  for (size_t i = 0; i < amounts.size(); ++i)
-    ids.push_back(add(path(i), amounts[i], now, tag, !alike));
-  if (!alike) return;
+  const size_t n = amounts.size();
+  if (n < 2 || !(amounts[0] > 0)) {
+    for (size_t i = 0; i < n; ++i)
+      ids.push_back(add(path(i), amounts[i], now, tag));
+    return;
+  }
   uint32_t b;
   if (!free_batches_.empty()) {
     b = free_batches_.back();
@@ -105,26 +114,133 @@ void FairShare::start_batch(std::span<const ResourceId> links, std::span<const u
     b = static_cast<uint32_t>(batches_.size());
     batches_.emplace_back();
   }
-  batches_[b].members.assign(ids.begin() + static_cast<std::ptrdiff_t>(first), ids.end());
-  for (const ActivityId id : batches_[b].members)
+  Batch& batch = batches_[b];
+  batch.members.clear();
+  batch.left = 0;
+  batch.links.assign(links.begin(), links.end());
+  batch.begin.assign(path_begin.begin(), path_begin.end());
+  batch.amount = amounts[0];
+  batch.rate = -1;
+  batch.start = now;
+  batch.tag = tag;
+  batch.solved = false;
+  solved_at_ = now;
+  for (size_t i = 0; i < n; ++i) {
+    const double x = amounts[i] == batch.amount ? alone_rate(path(i)) : -1;
+    if (x < 0 || (batch.rate >= 0 && x != batch.rate)) {
+      ids.push_back(add(path(i), amounts[i], now, tag));
+      continue;
+    }
+    const ActivityId id = new_id();
     activities_[id].batch = b;
-  pending_batches_.push_back(b);
+    activities_[id].member = static_cast<uint32_t>(i);
+    for (const ResourceId l : path(i))
+      batch_member_on_[l] = id;
+    batch.members.push_back(id);
+    ids.push_back(id);
+    if (batch.rate < 0) {  // what solve_component gives an activity alone, W units at rate x
+      batch.rate = x;
+      batch.end = now + duration(batch.amount, x);
+      completions_.push({batch.end, {kBatchKey | b, 0}});
+      pending_batches_.push_back(b);
+    }
+  }
+  if (batch.rate < 0) release_batch(b);  // no member alone: no entry was pushed
+}
+
+// The rate of an activity on `path` if no other is on any of its resources (-1 otherwise, or if
+// the path is empty).
+double FairShare::alone_rate(std::span<const ResourceId> path) const {
+  if (path.empty()) return -1;
+  double rate = std::numeric_limits<double>::infinity();
+  for (const ResourceId l : path) {
+    if (!on_resource_[l].empty() || batch_member_on_[l] != kNone) return -1;
+    rate = std::min(rate, capacity_[l]);
+  }
+  return rate;
+}
+
+std::span<const ResourceId> FairShare::member_path(const Batch& batch, uint32_t member) const {
+  return std::span(batch.links)
+      .subspan(batch.begin[member], batch.begin[member + 1] - batch.begin[member]);
+}
+
+// A member becomes an activity of its own, in the state one by one would have left it: not yet
+// solved (its resources marked for solving), or solved alone at the batch's start.
+void FairShare::leave_batch(ActivityId id) {
+  Activity& f = activities_[id];
+  Batch& batch = batches_[f.batch];
+  ++batch.left;  // it stays listed, no longer in_batch
+  const auto path = member_path(batch, f.member);
+  f.batch = kNoBatch;
+  f.remaining = batch.amount;
+  f.updated = batch.start;
+  f.tag = batch.tag;
+  f.path.assign(path.begin(), path.end());
+  f.slot.resize(path.size());
+  for (size_t k = 0; k < path.size(); ++k) {
+    const ResourceId l = path[k];
+    batch_member_on_[l] = kNone;
+    f.slot[k] = static_cast<uint32_t>(on_resource_[l].size());
+    on_resource_[l].push_back(id);
+  }
+  if (!batch.solved) {
+    f.rate = 0;
+    dirty_.insert(dirty_.end(), path.begin(), path.end());
+    return;
+  }
+  for (const ResourceId l : path)
+    solve_alone(l, batch.rate, f.tag, batch.start);
+  f.rate = batch.rate;
+  f.completion = batch.end;
+  completions_.push({f.completion, {id, ++f.version}});
+}
+
+// The batch's members end now: each resource carried the rate from the start and is left idle
+// (solve_alone at the start, then solve_idle now).
+void FairShare::end_batch(uint32_t b, Time now) {
+  const Batch& batch = batches_[b];
+  const double x = batch.rate;
+  const Time carried = now - batch.start;
+  const double seconds = carried.seconds();
+  const bool one_tag = tag_rate_.empty();
+  const auto carry = [&](ResourceId l) {
+    batch_member_on_[l] = kNone;
+    if (one_tag && !recorded_[l] && rate_on_[l] == 0) {
+      // Idle before, with nothing but the total to keep: the same steps, in one pass.
+      const double capacity = capacity_[l];
+      const double rate = std::max(0.0, capacity - (capacity - x));
+      Usage& use = usage_[l];
+      use.peak = std::max(use.peak, rate / capacity);
+      if (carried > Time::zero() && rate > 0) {
+        use.amount += rate * seconds;
+        use.busy += carried;
+      }
+      updated_on_[l] = now;
+      return;
+    }
+    solve_alone(l, x, batch.tag, batch.start);
+    // A recorded resource goes idle through solve_dirty, as it would one by one, so that a flow
+    // starting on it now leaves the same history.
+    if (recorded_[l])
+      dirty_.push_back(l);
+    else
+      solve_idle(l, now);
+  };
+  if (batch.left == 0 && batch.members.size() + 1 == batch.begin.size()) {  // every path's
+    for (uint32_t k = batch.begin.front(); k < batch.begin.back(); ++k)
+      carry(batch.links[k]);
+    return;
+  }
+  for (const ActivityId id : batch.members)
+    if (in_batch(id, b))
+      for (const ResourceId l : member_path(batch, activities_[id].member))
+        carry(l);
 }
 
 void FairShare::release_batch(uint32_t b) {
-  for (const ActivityId id : batches_[b].members)
-    activities_[id].batch = kNoBatch;
   batches_[b].members.clear();
-  ++batches_[b].version;
   free_batches_.push_back(b);
-}
-
-void FairShare::leave_batch(ActivityId id) {
-  const uint32_t b = activities_[id].batch;
-  auto& members = batches_[b].members;
-  members.erase(std::find(members.begin(), members.end(), id));
-  activities_[id].batch = kNoBatch;
-  if (members.empty()) release_batch(b);
 }
 
 inline void FairShare::flush_resource(ResourceId l, Time now) {
@@ -157,11 +273,24 @@ void FairShare::note_rate(ResourceId l, Time now) {
 }
 
 void FairShare::flush_usage(Time now) {
+  for (uint32_t b = 0; b < batches_.size(); ++b)
+    if (batches_[b].solved)
+      for (const ActivityId id : batches_[b].members)
+        if (in_batch(id, b)) leave_batch(id);
   for (ResourceId l = 0; l < capacity_.size(); ++l)
     flush_resource(l, now);
 }
 
-void FairShare::detach(ActivityId id) {  // in ascending id order within one complete()
+// Ends an activity (in ascending id order within one complete()): off its resources, its id free.
+inline void FairShare::detach(ActivityId id) {
+  Activity& f = activities_[id];
+  if (!f.path.empty()) unlink(id);  // a batch member's resources were let go by end_batch
+  f.active = false;
+  free_.push_back(id);
+}
+
+// Takes an activity off its path's resources, which are marked for re-solving.
+void FairShare::unlink(ActivityId id) {
   Activity& f = activities_[id];
   for (size_t k = 0; k < f.path.size(); ++k) {
     auto& list = on_resource_[f.path[k]];
@@ -180,25 +309,25 @@ void FairShare::detach(ActivityId id) {  // in ascending id order within one com
     dirty_.push_back(f.path[k]);
   }
   f.path.clear();
-  f.active = false;
-  free_.push_back(id);
 }
 
-// Stale entries: the activity ended or its rate changed since; the batch ended or broke up.
+// Stale entries: the activity ended or its rate changed since; every member left the batch.
 bool FairShare::valid(std::pair<uint32_t, uint32_t> key) const {
   if (key.first & kBatchKey) {
-    const Batch& b = batches_[key.first & ~kBatchKey];
-    return !b.members.empty() && b.version == key.second;
+    const Batch& batch = batches_[key.first & ~kBatchKey];
+    return batch.members.size() > batch.left;
   }
   const Activity& f = activities_[key.first];
   return f.active && f.version == key.second;
 }
 
 Time FairShare::solve_and_peek() {
-  solve_dirty(solved_at_);
+  if (!dirty_.empty() || !pending_batches_.empty()) solve_dirty(solved_at_);
   while (!completions_.empty()) {
-    if (valid(completions_.top().second)) return completions_.top().first;
+    const auto key = completions_.top().second;
+    if (valid(key)) return completions_.top().first;
     completions_.pop();
+    if (key.first & kBatchKey) release_batch(key.first & ~kBatchKey);
   }
   return Time::max();
 }
@@ -208,17 +337,28 @@ void FairShare::complete(Time now, std::vector<ActivityId>& done) {
   while (!completions_.empty() && completions_.top().first <= now) {
     const auto key = completions_.top().second;
     completions_.pop();
-    if (!valid(key)) continue;
     if (key.first & kBatchKey) {
       const uint32_t b = key.first & ~kBatchKey;
-      done.insert(done.end(), batches_[b].members.begin(), batches_[b].members.end());
+      const Batch& batch = batches_[b];
+      if (batch.left == 0) {
+        done.insert(done.end(), batch.members.begin(), batch.members.end());
+      } else {
+        for (const ActivityId id : batch.members)
+          if (in_batch(id, b)) done.push_back(id);
+      }
+      end_batch(b, now);
       release_batch(b);
-    } else {
+    } else if (valid(key)) {
       done.push_back(key.first);
     }
   }
   // Everything popped ends at `now`; one by one, the ids would have come out in ascending order.
-  std::sort(done.begin() + static_cast<std::ptrdiff_t>(first), done.end());
+  // A batch's members are often in descending order (freed ids come back largest first).
+  const auto begin = done.begin() + static_cast<std::ptrdiff_t>(first);
+  if (std::is_sorted(begin, done.end(), std::greater<>()))
+    std::reverse(begin, done.end());
+  else
+    std::sort(begin, done.end());
   for (size_t i = first; i < done.size(); ++i)
     detach(done[i]);
   solved_at_ = now;
@@ -227,14 +367,15 @@ void FairShare::complete(Time now, std::vector<ActivityId>& done) {
 void FairShare::solve_dirty(Time now) {
   ++round_;
   for (const uint32_t b : pending_batches_)
-    solve_batch(b, now);
+    batches_[b].solved = true;
   pending_batches_.clear();
   while (!dirty_.empty()) {
     const ResourceId seed = dirty_.back();
     dirty_.pop_back();
     if (solved_round_[seed] == round_) continue;  // its component is already solved
     if (on_resource_[seed].empty()) {
-      solve_idle(seed, now);
+      // Unless a batch started on it since it went idle: its rate counts from the batch's start.
+      if (batch_member_on_[seed] == kNone) solve_idle(seed, now);
       continue;
     }
     // Collect the component of `seed`: resources and activities reachable through shared resources.
@@ -260,65 +401,17 @@ void FairShare::solve_dirty(Time now) {
   }
 }
 
-// A member's rate when it is alone on every resource of its path (-1 if it is not).
-double FairShare::isolated_rate(ActivityId id) const {
-  double rate = std::numeric_limits<double>::infinity();
-  for (const ResourceId l : activities_[id].path) {
-    if (on_resource_[l].size() != 1) return -1;
-    rate = std::min(rate, capacity_[l]);
-  }
-  return rate;
-}
-
-// A batch's first solve: the members alone on their paths at the rate x of the first such member
-// are solved together (the steps of solve_component for a component of one activity); the others
-// leave the batch.
-void FairShare::solve_batch(uint32_t b, Time now) {
-  std::vector<ActivityId>& members = batches_[b].members;
-  double rate = -1;
-  size_t kept = 0;
-  for (const ActivityId id : members) {
-    const double x = isolated_rate(id);
-    if (x < 0 || (rate >= 0 && x != rate)) {
-      activities_[id].batch = kNoBatch;  // solved one by one, from its resources
-      dirty_.insert(dirty_.end(), activities_[id].path.begin(), activities_[id].path.end());
-    } else {
-      rate = x;
-      members[kept++] = id;
-    }
-  }
-  members.resize(kept);
-  if (members.empty()) {
-    release_batch(b);
-    return;
-  }
-  // Not solved before, every member still has the (equal) amount it started with.
-  const Activity& first = activities_[members.front()];
-  const double remaining =
-      std::max(0.0, first.remaining - first.rate * (now - first.updated).seconds());
-  const Time completion = now + duration(remaining, rate);
-  for (const ActivityId id : members) {
-    Activity& f = activities_[id];
-    f.remaining = remaining;
-    f.updated = now;
-    f.rate = rate;
-    f.completion = completion;
-    ++f.version;
-    for (const ResourceId l : f.path) {
-      flush_resource(l, now);
-      residual_[l] = capacity_[l] - rate;
-      settle(l, now);
-      if (!tag_rate_.empty()) {
-        for (auto& rates : tag_rate_)
-          rates[l] = 0;
-        tag_rate_[f.tag][l] = rate;
-        Usage& st = tag_usage_[f.tag][l];
-        st.peak = std::max(st.peak, rate / capacity_[l]);
-      }
-      solved_round_[l] = round_;
-    }
-  }
-  completions_.push({completion, {kBatchKey | b, batches_[b].version}});
+// `r` carries one activity, alone at `rate` from `now`: what solve_component does for it.
+void FairShare::solve_alone(ResourceId l, double rate, uint32_t tag, Time now) {
+  flush_resource(l, now);
+  residual_[l] = capacity_[l] - rate;
+  settle(l, now);
+  if (tag_rate_.empty()) return;
+  for (auto& rates : tag_rate_)
+    rates[l] = 0;
+  tag_rate_[tag][l] = rate;
+  Usage& st = tag_usage_[tag][l];
+  st.peak = std::max(st.peak, rate / capacity_[l]);
 }
 
 // A resource left with no activity: a component of its own, with no rate.
@@ -345,7 +438,6 @@ void FairShare::solve_component(Time now) {
     unfrozen_on_[l] = static_cast<uint32_t>(on_resource_[l].size());
   }
   for (const ActivityId id : comp_activities_) {
-    if (activities_[id].batch != kNoBatch) leave_batch(id);
     Activity& f = activities_[id];
     f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated).seconds());
     f.updated = now;

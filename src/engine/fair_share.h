@@ -21,20 +21,22 @@
 // simulated time.
 //
 // A batch (start_batch) is k activities started together with equal amounts W, e.g. the flows of
-// one collective step. When, at its first solve, every member i is alone on every resource of its
-// path, each is a component of its own and the equations above reduce to
+// one collective step. A member alone on every resource of its path (no other activity on them)
+// is a component of its own, and the equations above reduce to
 //
 //   x_i = min_{r in path_i} C_r        and every resource r of path_i carries x_i of C_r,
 //
 // so the members alone at one rate x (that of the first member alone) end together at
-// t + ceil(W / x) and the batch keeps one completion for all of them instead of one each. The
-// others (sharing a resource with each other or with another activity, or at another rate) leave
-// the batch and are solved one by one, and so does a member whose component changes later
-// (another activity joins one of its resources). The arithmetic is the same as one by one, so
-// rates, completion times, usage and the order in which complete() reports ids are exactly those of
-// k start() calls; only the work is shared. Per-resource usage (units served, busy time, peak
-// utilisation) is kept as rates change, in all and per tag (whose activity it is, e.g. one tag per
-// job).
+// t + ceil(W / x). They run as ONE activity: one completion, their paths kept once by the batch,
+// no place on their resources' lists, and each resource's usage (x over [t, end)) accounted once,
+// when the batch ends. The others (sharing a resource with each other or with another activity,
+// or at another rate) are started one by one, and a member leaves the batch, becoming an activity
+// of its own as if it had been solved alone at t, as soon as another activity joins one of its
+// resources. The arithmetic is the same as one by one, so rates, completion times, usage, rate
+// history and the order in which complete() reports ids are exactly those of k start() calls;
+// only the work is shared. Per-resource usage (units served, busy time, peak utilisation) is kept
+// as rates change, in all and per tag (whose activity it is, e.g. one tag per job); a batch's
+// resources are brought up to date when it ends, when a member leaves it, or by flush_usage().
 #pragma once
 
 #include <cstdint>
@@ -88,7 +90,8 @@ class FairShare {
   // appends their ids to `done`, earliest completion first (ties: lower id first).
   void complete(Time now, std::vector<ActivityId>& done);
 
-  // Brings the usage up to `now`.
+  // Brings the usage and rate history up to `now`: call it before reading them, since a batch in
+  // flight accounts for its resources only when it ends.
   void flush_usage(Time now);
   const Usage& usage(ResourceId r) const { return usage_[r]; }
   // The usage by the activities of one tag (busy: time with one of them on r; peak: their highest
@@ -106,48 +109,66 @@ class FairShare {
   }
 
   uint64_t activities_started() const { return activities_started_; }
+  // Every id handed out so far is below this.
+  size_t id_bound() const { return activities_.size(); }
 
  private:
   struct Activity {
-    std::vector<ResourceId> path;
-    std::vector<uint32_t> slot;  // position of this activity in each path resource's list
-    double remaining = 0;        // units
-    double rate = 0;             // units per second
-    Time updated;                // when `remaining` was last brought up to date
+    std::vector<ResourceId> path;  // empty while it runs in a batch, which keeps its path
+    std::vector<uint32_t> slot;    // position of this activity in each path resource's list
+    double remaining = 0;          // units
+    double rate = 0;               // units per second
+    Time updated;                  // when `remaining` was last brought up to date
     Time completion;
     uint32_t version = 0;
     uint32_t tag = 0;
-    uint32_t batch = kNoBatch;  // the batch it completes with, if any
+    uint32_t batch = kNoBatch;  // the batch it runs in, if any
+    uint32_t member = 0;        // its path's index in that batch
     bool active = false;
   };
 
-  // Members that end together, under one completion entry (kBatchKey | batch index).
+  // Members alone on their paths at one rate, run as one activity: one completion entry
+  // (kBatchKey | batch index); nothing on the resources' lists.
   struct Batch {
-    std::vector<ActivityId> members;  // empty: free
-    uint32_t version = 0;
+    // Every member it had: those whose `batch` is still this one are in it; `left` have left.
+    // With none in it, it is freed when its entry is popped.
+    std::vector<ActivityId> members;
+    size_t left = 0;
+    std::vector<ResourceId> links;  // path i: links[begin[i], begin[i + 1])
+    std::vector<uint32_t> begin;
+    double amount = 0, rate = 0;  // each member's units and rate
+    Time start, end;
+    uint32_t tag = 0;
+    bool solved = false;  // the solve at `start` has happened (its rates count from then)
   };
   static constexpr uint32_t kNoBatch = ~uint32_t{0};
   static constexpr uint32_t kBatchKey = uint32_t{1} << 31;
+  static constexpr ActivityId kNone = ~ActivityId{0};
 
-  // start(), marking the path's resources for re-solving unless `mark_dirty` is false (a batch's).
-  ActivityId add(std::span<const ResourceId> path, double amount, Time now, uint32_t tag,
-                 bool mark_dirty);
+  ActivityId new_id();
+  void add_id();
+  ActivityId add(std::span<const ResourceId> path, double amount, Time now, uint32_t tag);
+  double alone_rate(std::span<const ResourceId> path) const;
+  std::span<const ResourceId> member_path(const Batch& batch, uint32_t member) const;
+  bool in_batch(ActivityId id, uint32_t b) const { return activities_[id].batch == b; }
+  void leave_batch(ActivityId id);
+  void end_batch(uint32_t b, Time now);
+  void release_batch(uint32_t b);
   Time solve_and_peek();
   bool valid(std::pair<uint32_t, uint32_t> key) const;
   void solve_dirty(Time now);
-  void solve_batch(uint32_t b, Time now);
-  double isolated_rate(ActivityId id) const;
-  void release_batch(uint32_t b);
-  void leave_batch(ActivityId id);
+  void solve_alone(ResourceId r, double rate, uint32_t tag, Time now);
   void solve_idle(ResourceId r, Time now);
   void solve_component(Time now);
   void settle(ResourceId r, Time now);
   void detach(ActivityId id);
+  void unlink(ActivityId id);
   void flush_resource(ResourceId r, Time now);
   void note_rate(ResourceId r, Time now);
 
   std::vector<double> capacity_;
   std::vector<std::vector<ActivityId>> on_resource_;
+  std::vector<ActivityId> batch_member_on_;  // per resource: the batch member on it, or kNone
   std::vector<double> rate_on_;
   std::vector<Time> updated_on_;
   std::vector<Usage> usage_;
@@ -163,7 +184,8 @@ class FairShare {
   std::vector<uint32_t> free_batches_, pending_batches_;  // pending: not solved yet
   std::vector<ResourceId> dirty_;
   std::vector<uint32_t> resource_mark_, activity_mark_;  // epoch marks for the component search
-  std::vector<uint32_t> solved_round_;                   // resources solved in the current round
+  std::vector<uint32_t> shared_mark_;   // epoch mark: on more than one path of a starting batch
+  std::vector<uint32_t> solved_round_;  // resources solved in the current round
   uint32_t epoch_ = 0, round_ = 0;
   Time solved_at_;
 
@@ -174,7 +196,7 @@ class FairShare {
   std::vector<uint32_t> unfrozen_on_;
   std::vector<char> frozen_;
 
-  // (completion, (activity or kBatchKey | batch, version))
+  // (completion, (activity, version)) or (completion, (kBatchKey | batch, 0)): one per batch
   using Entry = std::pair<Time, std::pair<uint32_t, uint32_t>>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> completions_;
 

@@ -33,8 +33,14 @@ void Kernel::pop_timed() {
     const size_t first = 4 * at + 1;
     if (first >= n) break;
     size_t least = first;
-    for (size_t c = first + 1; c < std::min(first + 4, n); ++c)
-      if (timed_[c] < timed_[least]) least = c;
+    if (first + 4 <= n) {  // four children: the least of two pairs' least
+      const size_t a = timed_[first + 1] < timed_[first] ? first + 1 : first;
+      const size_t b = timed_[first + 3] < timed_[first + 2] ? first + 3 : first + 2;
+      least = timed_[b] < timed_[a] ? b : a;
+    } else {
+      for (size_t c = first + 1; c < n; ++c)
+        if (timed_[c] < timed_[least]) least = c;
+    }
     if (!(timed_[least] < last)) break;
     timed_[at] = timed_[least];
     at = least;

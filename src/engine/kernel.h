@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <tuple>
 #include <vector>
 
 #include "core/time.h"
@@ -59,10 +58,9 @@ class Kernel {
                    std::span<const double> amounts, Event done, uint32_t tag = 0) {
     started_.clear();
     sharing_.start_batch(links, path_begin, amounts, now_, tag, started_);
-    for (const FairShare::ActivityId id : started_) {
-      if (on_done_.size() <= id) on_done_.resize(id + 1);
+    if (on_done_.size() < sharing_.id_bound()) on_done_.resize(sharing_.id_bound());
+    for (const FairShare::ActivityId id : started_)
       on_done_[id] = done;
-    }
   }
 
   // Runs until no event is pending and no activity is in flight, calling handle(Event) for each.
@@ -77,7 +75,7 @@ class Kernel {
     Time time;
     uint64_t seq = 0;  // order of scheduling, for ties
     Event event;
-    bool operator<(const Timed& o) const { return std::tie(time, seq) < std::tie(o.time, o.seq); }
+    bool operator<(const Timed& o) const { return time != o.time ? time < o.time : seq < o.seq; }
   };
 
   [[noreturn]] static void refuse_past();

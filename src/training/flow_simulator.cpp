@@ -279,6 +279,7 @@ class Simulation {
     const uint32_t nth = streams_.position(stream_of(g, static_cast<size_t>(task.stream)));
     const auto key = std::make_tuple(r.job, static_cast<uint32_t>(group), base, nth);
     auto& arrived = arrivals_[key];
+    if (arrived.empty()) arrived.reserve(static_cast<size_t>(size));
     arrived.emplace_back(g, t);
     if (static_cast<int64_t>(arrived.size()) < size) return;
     Members members = std::move(arrived);
@@ -315,6 +316,7 @@ class Simulation {
     const Job& j = jobs_[job_id];
     std::sort(members.begin(), members.end());  // rank order, as the group lists its GPUs
     std::vector<int64_t> gpus;
+    gpus.reserve(members.size());
     for (const auto& [g, t] : members) {
       gpus.push_back(j.offset + (static_cast<int64_t>(g) - j.first_rank));
       // A collective joining stages runs from when the last stage reaches it; before, the

@@ -201,59 +201,101 @@ TEST(FairShareBatch, MembersOfUnequalRatesEndApart) {
   EXPECT_EQ(end[1], ms(500));
 }
 
-// Starts the same activities at 0, 0.3 s and 0.7 s, as batches or one by one, and returns every
-// (time, id) complete() reports and each link's usage at the end.
+// Starts the same activities in four waves, as batches or one by one, and returns every
+// (time, id) complete() reports and each link's usage (in all and per tag) and recorded rate
+// history at the end. Waves alternate between two tags. As in the kernel, what starts at an
+// instant at which activities end starts after complete() and before the next solve.
 struct Replay {
   std::vector<std::pair<Time, FairShare::ActivityId>> done;
   std::vector<double> amount, peak;
   std::vector<Time> busy;
+  std::vector<std::vector<std::pair<Time, double>>> history;
 };
 Replay replay(bool batched) {
-  const std::vector<double> capacity = {1e9, 2e9, 1e9, 3e9, 1e9, 1e9};
+  const std::vector<double> capacity = {1e9, 2e9, 1e9, 3e9, 1e9, 1e9, 1e9};
   FairShare net(capacity);
-  const std::vector<std::pair<Time, std::vector<std::vector<ResourceId>>>> waves = {
-      {Time::zero(), {{0, 1}, {2, 3}, {4}}},  // alone, rate 1 GB/s each
-      {ms(300), {{5}, {1, 3}}},               // the second joins two members' links
-      {ms(700), {{0}, {2}, {4}, {5}}}};
+  net.set_tags(2);
+  const ResourceId recorded[] = {0, 1, 2, 3, 4, 5};  // link 6 is not
+  net.record_rates(recorded);
+  struct Wave {
+    Time at;
+    std::vector<std::vector<ResourceId>> batch;
+    std::vector<double> amounts;     // each member's bytes
+    std::vector<ResourceId> joiner;  // started alone just after the batch, at the same instant
+  };
+  // 0.6 GB each but one. The first wave's members are alone at 1 GB/s; at 0.3 s the second
+  // wave's {1, 3} joins two of them. At 0.6 s the member on link 4 ends and a member of the third
+  // wave starts there at the same rate, and a joiner takes link 6 from the other member before any
+  // solve; usage is brought up to date at 0.8 s, with that wave in flight. At 0.9 s the second
+  // wave's member on link 5 ends and the fourth wave's starts there, beside a member of another
+  // size.
+  const double w = 0.6e9;
+  const std::vector<Wave> waves = {{Time::zero(), {{0, 1}, {2, 3}, {4}}, {w, w, w}, {}},
+                                   {ms(300), {{5}, {1, 3}}, {w, w}, {}},
+                                   {ms(600), {{4}, {6}}, {w, w}, {6}},
+                                   {ms(900), {{5}, {0}, {2}}, {w, 0.3e9, w}, {}}};
   Replay r;
   std::vector<FairShare::ActivityId> done;
   const auto advance = [&](Time until) {
-    for (Time t = net.next_completion(); t <= until && t != Time::max();
-         t = net.next_completion()) {
+    for (Time t = net.next_completion(); t <= until && t != Time::max();) {
       done.clear();
       net.complete(t, done);
       for (const auto id : done)
         r.done.emplace_back(t, id);
+      if (t == until) break;
+      t = net.next_completion();
     }
   };
-  for (const auto& [at, paths] : waves) {
-    advance(at);
-    const std::vector<double> amounts(paths.size(), 0.6e9);
-    if (batched) {
-      start_batch(net, paths, amounts, at);
-    } else {
-      for (const auto& p : paths)
-        net.start(p, 0.6e9, at);
+  uint32_t tag = 0;
+  for (const Wave& wave : waves) {
+    if (wave.at == ms(900)) {
+      advance(ms(800));
+      net.flush_usage(ms(800));
     }
+    advance(wave.at);
+    if (batched) {
+      std::vector<ResourceId> links;
+      std::vector<uint32_t> begin;
+      for (const auto& p : wave.batch) {
+        begin.push_back(static_cast<uint32_t>(links.size()));
+        links.insert(links.end(), p.begin(), p.end());
+      }
+      begin.push_back(static_cast<uint32_t>(links.size()));
+      std::vector<FairShare::ActivityId> ids;
+      net.start_batch(links, begin, wave.amounts, wave.at, tag, ids);
+    } else {
+      for (size_t i = 0; i < wave.batch.size(); ++i)
+        net.start(wave.batch[i], wave.amounts[i], wave.at, tag);
+    }
+    if (!wave.joiner.empty()) net.start(wave.joiner, 0.2e9, wave.at, tag);
+    tag = 1 - tag;
   }
   advance(Time::max());
   net.flush_usage(r.done.back().first);
   for (ResourceId l = 0; l < capacity.size(); ++l) {
+    for (uint32_t t = 0; t < 2; ++t) {
+      r.amount.push_back(net.usage(l, t).amount);
+      r.peak.push_back(net.usage(l, t).peak);
+      r.busy.push_back(net.usage(l, t).busy);
+    }
     r.amount.push_back(net.usage(l).amount);
     r.peak.push_back(net.usage(l).peak);
     r.busy.push_back(net.usage(l).busy);
+    r.history.push_back(net.rate_history(l));
   }
   return r;
 }
 
 TEST(FairShareBatch, BatchesGiveExactlyWhatOneByOneGives) {
-  // Same completions (times to the picosecond, ids, order) and the same usage, bit for bit.
+  // Same completions (times to the picosecond, ids, order), the same usage in all and per tag,
+  // and the same rate history, bit for bit.
   const Replay one = replay(false), batched = replay(true);
   EXPECT_EQ(batched.done, one.done);
   EXPECT_EQ(batched.amount, one.amount);
   EXPECT_EQ(batched.peak, one.peak);
   EXPECT_EQ(batched.busy, one.busy);
-  EXPECT_EQ(one.done.size(), 9u);
+  EXPECT_EQ(batched.history, one.history);
+  EXPECT_EQ(one.done.size(), 11u);
 }
 
 }  // namespace
