@@ -162,13 +162,21 @@ std::vector<std::string> device_preset_names() {
 }
 
 std::string_view device_preset_text(std::string_view name) {
+  // Every preset's name and aliases (lower case) beside its text, in preset order: read once,
+  // since every lookup would otherwise parse every preset.
+  static const std::vector<std::pair<std::string, std::string_view>> index = [] {
+    std::vector<std::pair<std::string, std::string_view>> names;
+    for (const EmbeddedFile& file : embedded_device_presets()) {
+      const Device d = parse_device_yaml(file.contents, "preset " + std::string(file.name));
+      names.emplace_back(lowercase(d.name), file.contents);
+      for (const std::string& alias : d.aliases)
+        names.emplace_back(lowercase(alias), file.contents);
+    }
+    return names;
+  }();
   const std::string wanted = lowercase(name);
-  for (const EmbeddedFile& file : embedded_device_presets()) {
-    const Device d = parse_device_yaml(file.contents, "preset " + std::string(file.name));
-    if (lowercase(d.name) == wanted) return file.contents;
-    for (const std::string& alias : d.aliases)
-      if (lowercase(alias) == wanted) return file.contents;
-  }
+  for (const auto& [preset_name, text] : index)
+    if (preset_name == wanted) return text;
   return {};
 }
 
