@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <sstream>
 
@@ -162,21 +164,24 @@ std::vector<std::string> device_preset_names() {
 }
 
 std::string_view device_preset_text(std::string_view name) {
-  // Every preset's name and aliases (lower case) beside its text, in preset order: read once,
-  // since every lookup would otherwise parse every preset.
-  static const std::vector<std::pair<std::string, std::string_view>> index = [] {
-    std::vector<std::pair<std::string, std::string_view>> names;
-    for (const EmbeddedFile& file : embedded_device_presets()) {
-      const Device d = parse_device_yaml(file.contents, "preset " + std::string(file.name));
-      names.emplace_back(lowercase(d.name), file.contents);
-      for (const std::string& alias : d.aliases)
-        names.emplace_back(lowercase(alias), file.contents);
-    }
-    return names;
-  }();
+  // Each preset's name and aliases (lower case), read the first time a lookup reaches the preset
+  // and kept, so that no lookup parses a preset twice and a lookup stops at its match.
+  static std::mutex mutex;
+  static std::vector<std::optional<std::vector<std::string>>> names(
+      embedded_device_presets().size());
   const std::string wanted = lowercase(name);
-  for (const auto& [preset_name, text] : index)
-    if (preset_name == wanted) return text;
+  const std::lock_guard lock(mutex);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const EmbeddedFile& file = embedded_device_presets()[i];
+    std::optional<std::vector<std::string>>& known = names[i];
+    if (!known) {
+      const Device d = parse_device_yaml(file.contents, "preset " + std::string(file.name));
+      known.emplace(1, lowercase(d.name));
+      for (const std::string& alias : d.aliases)
+        known->push_back(lowercase(alias));
+    }
+    if (std::find(known->begin(), known->end(), wanted) != known->end()) return file.contents;
+  }
   return {};
 }
 
