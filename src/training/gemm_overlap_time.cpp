@@ -6,16 +6,10 @@
 
 namespace orrery {
 
-Time slowed_gemm_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
-                      double contention_overhead) {
-  const double share = sm_contention_share(overlap.sms, compute_units,
-                                           overlap.sm_margin ? 0.0 : contention_overhead);
-  return overlap.gemm + contention_delay(overlap.gemm, comm, share);
-}
+namespace {
 
-Time gemm_overlap_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
-                       double contention_overhead) {
-  const Time gemm = slowed_gemm_time(overlap, comm, compute_units, contention_overhead);
+// The pair's time from the slowed GEMM `gemm` (the formulas in the header).
+Time pair_time(const GemmOverlap& overlap, Time gemm, Time comm) {
   const auto parts = static_cast<double>(std::max<int64_t>(1, overlap.chunks));
   switch (overlap.method) {
     case GemmOverlapMethod::Bulk:
@@ -26,6 +20,16 @@ Time gemm_overlap_time(const GemmOverlap& overlap, Time comm, int64_t compute_un
       return std::max(gemm.scaled((parts - 1) / parts), comm) + gemm.scaled(1 / parts);
   }
   return gemm + comm;
+}
+
+}  // namespace
+
+GemmOverlapTime gemm_overlap_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
+                                  double contention_overhead) {
+  const double share = sm_contention_share(overlap.sms, compute_units,
+                                           overlap.sm_margin ? 0.0 : contention_overhead);
+  const Time gemm = overlap.gemm + contention_delay(overlap.gemm, comm, share);
+  return {gemm, pair_time(overlap, gemm, comm)};
 }
 
 }  // namespace orrery

@@ -26,14 +26,14 @@
 
 namespace orrery {
 
-// The GEMM `overlap.gemm` slowed by the SMs the collective of cost `comm` holds (G' above), on a
-// device of `compute_units` SMs (0: unknown, no slowdown) with its `contention_overhead`.
-Time slowed_gemm_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
-                      double contention_overhead);
+struct GemmOverlapTime {
+  Time gemm;   // G': the GEMM slowed by the SMs the collective holds
+  Time total;  // the pair; total - gemm is the communication the GEMM does not hide
+};
 
-// The time of the GEMM `overlap.gemm` and the collective of cost `comm` run together (at least
-// slowed_gemm_time; what it takes beyond that is communication the GEMM does not hide).
-Time gemm_overlap_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
-                       double contention_overhead);
+// The GEMM `overlap.gemm` and the collective of cost `comm` run together, on a device of
+// `compute_units` SMs (0: unknown, no slowdown) with its `contention_overhead`.
+GemmOverlapTime gemm_overlap_time(const GemmOverlap& overlap, Time comm, int64_t compute_units,
+                                  double contention_overhead);
 
 }  // namespace orrery

@@ -345,12 +345,10 @@ void plan_layers(IterationPlan& plan, const Program& program, const SimulationOp
         result.overlapped = pricer.price(o->comm, CommRole::Blocking);
         const Time comm = result.overlapped->cost;
         if (options.overlap) {
-          const Time both =
+          const GemmOverlapTime t =
               gemm_overlap_time(*o, comm, plan.compute_units, plan.contention_overhead);
-          const Time gemm =
-              slowed_gemm_time(*o, comm, plan.compute_units, plan.contention_overhead);
-          result.compute += both - o->gemm;
-          result.exposed_overlap = both - gemm;
+          result.compute += t.total - o->gemm;
+          result.exposed_overlap = t.total - t.gemm;
         } else {
           result.compute += comm;
           result.exposed_overlap = comm;

@@ -8,7 +8,8 @@
 //   compute; asynchronous collectives and gradient buckets slow the compute that follows them on
 //   the stage by channels / units, over as much of it as their cost covers (stage_program.h).
 // - A collective run beside a phase's GEMM (Transformer Engine's overlap, Phase::overlapped) is
-//   folded into that phase's compute (gemm_overlap_time.h): the simulators see compute only.
+//   folded into that phase's compute (gemm_overlap_time.h); the part its GEMM does not hide
+//   (PlannedPhase::exposed_overlap) is reported as exposed tensor-parallel communication.
 // - Collectives in the tensor, expert and pipeline groups block the compute stream. A layer's
 //   input-gradient collective overlaps its own weight-gradient compute when overlap is on.
 // - Weight-gradient collectives of micro-batch layers in a data-parallel group are asynchronous

@@ -16,28 +16,26 @@ GemmOverlap overlap(GemmOverlapMethod method, int64_t chunks, int64_t sms, Time 
   return {{}, method, chunks, sms, sm_margin, gemm};
 }
 
+// The pair's time for a GEMM of 80 us holding `sms` of `units` SMs beside `comm`.
+Time total(GemmOverlapMethod method, int64_t chunks, Time comm, int64_t sms = 20,
+           int64_t units = 0) {
+  return gemm_overlap_time(overlap(method, chunks, sms, us(80)), comm, units, 0).total;
+}
+
 // Without a slowdown (units unknown): bulk max(G, C); pipelined in k chunks max(G, C) +
 // min(G, C) / k; ring exchange over t ranks max(G (t - 1) / t, C) + G / t.
 // G = 80 us, C = 40 us: bulk 80; 4 chunks 80 + 10 = 90; ring over 4: max(60, 40) + 20 = 80.
 // C = 200 us: bulk 200; 4 chunks 200 + 20 = 220; ring over 4: max(60, 200) + 20 = 220.
 TEST(GemmOverlapTime, WithoutContentionThePipelineOfChunks) {
-  const Time gemm = us(80);
-  EXPECT_EQ(gemm_overlap_time(overlap(GemmOverlapMethod::Bulk, 1, 4, gemm), us(40), 0, 0), us(80));
-  EXPECT_EQ(gemm_overlap_time(overlap(GemmOverlapMethod::Pipelined, 4, 24, gemm), us(40), 0, 0),
-            us(90));
-  EXPECT_EQ(gemm_overlap_time(overlap(GemmOverlapMethod::RingExchange, 4, 1, gemm), us(40), 0, 0),
-            us(80));
-  EXPECT_EQ(gemm_overlap_time(overlap(GemmOverlapMethod::Bulk, 1, 4, gemm), us(200), 0, 0),
-            us(200));
-  EXPECT_EQ(gemm_overlap_time(overlap(GemmOverlapMethod::Pipelined, 4, 24, gemm), us(200), 0, 0),
-            us(220));
-  EXPECT_EQ(gemm_overlap_time(overlap(GemmOverlapMethod::RingExchange, 4, 1, gemm), us(200), 0, 0),
-            us(220));
+  EXPECT_EQ(total(GemmOverlapMethod::Bulk, 1, us(40)), us(80));
+  EXPECT_EQ(total(GemmOverlapMethod::Pipelined, 4, us(40)), us(90));
+  EXPECT_EQ(total(GemmOverlapMethod::RingExchange, 4, us(40)), us(80));
+  EXPECT_EQ(total(GemmOverlapMethod::Bulk, 1, us(200)), us(200));
+  EXPECT_EQ(total(GemmOverlapMethod::Pipelined, 4, us(200)), us(220));
+  EXPECT_EQ(total(GemmOverlapMethod::RingExchange, 4, us(200)), us(220));
   // One chunk is the two in series; a ring of two ranks multiplies half while the other arrives.
-  EXPECT_EQ(gemm_overlap_time(overlap(GemmOverlapMethod::Pipelined, 1, 24, gemm), us(40), 0, 0),
-            us(120));
-  EXPECT_EQ(gemm_overlap_time(overlap(GemmOverlapMethod::RingExchange, 2, 1, gemm), us(40), 0, 0),
-            us(80));
+  EXPECT_EQ(total(GemmOverlapMethod::Pipelined, 1, us(40)), us(120));
+  EXPECT_EQ(total(GemmOverlapMethod::RingExchange, 2, us(40)), us(80));
 }
 
 // 20 of 100 SMs held, no overhead: share 0.2. G = 80 us beside C = 40 us is slowed by
@@ -49,22 +47,31 @@ TEST(GemmOverlapTime, WithoutContentionThePipelineOfChunks) {
 // longer than the GEMM slowed throughout (125 us). Launched for the SMs left (TE's
 // set_sm_margin) the GEMM loses the held share only, 0.2 again: 88 us beside 40.
 TEST(GemmOverlapTime, TheHeldSmsSlowTheGemm) {
-  const Time gemm = us(80);
-  const auto time = [&](GemmOverlapMethod m, int64_t chunks, Time comm) {
-    return gemm_overlap_time(overlap(m, chunks, 20, gemm), comm, 100, 0);
-  };
-  EXPECT_EQ(time(GemmOverlapMethod::Bulk, 1, us(40)), us(88));
-  EXPECT_EQ(time(GemmOverlapMethod::Pipelined, 4, us(40)), us(98));
-  EXPECT_EQ(time(GemmOverlapMethod::RingExchange, 4, us(40)), us(88));
-  EXPECT_EQ(time(GemmOverlapMethod::Bulk, 1, us(200)), us(200));
-  EXPECT_EQ(time(GemmOverlapMethod::Pipelined, 4, us(200)), us(225));
-  EXPECT_EQ(time(GemmOverlapMethod::RingExchange, 4, us(200)), us(225));
+  EXPECT_EQ(total(GemmOverlapMethod::Bulk, 1, us(40), 20, 100), us(88));
+  EXPECT_EQ(total(GemmOverlapMethod::Pipelined, 4, us(40), 20, 100), us(98));
+  EXPECT_EQ(total(GemmOverlapMethod::RingExchange, 4, us(40), 20, 100), us(88));
+  EXPECT_EQ(total(GemmOverlapMethod::Bulk, 1, us(200), 20, 100), us(200));
+  EXPECT_EQ(total(GemmOverlapMethod::Pipelined, 4, us(200), 20, 100), us(225));
+  EXPECT_EQ(total(GemmOverlapMethod::RingExchange, 4, us(200), 20, 100), us(225));
 
-  const GemmOverlap bulk = overlap(GemmOverlapMethod::Bulk, 1, 20, gemm);
-  EXPECT_EQ(gemm_overlap_time(bulk, us(130), 100, 0.25), us(130));
-  EXPECT_EQ(gemm_overlap_time(bulk, us(100), 100, 0.25), us(116));
-  const GemmOverlap margin = overlap(GemmOverlapMethod::Bulk, 1, 20, gemm, true);
-  EXPECT_EQ(gemm_overlap_time(margin, us(40), 100, 0.25), us(88));
+  const GemmOverlap bulk = overlap(GemmOverlapMethod::Bulk, 1, 20, us(80));
+  EXPECT_EQ(gemm_overlap_time(bulk, us(130), 100, 0.25).total, us(130));
+  EXPECT_EQ(gemm_overlap_time(bulk, us(100), 100, 0.25).total, us(116));
+  const GemmOverlap margin = overlap(GemmOverlapMethod::Bulk, 1, 20, us(80), true);
+  EXPECT_EQ(gemm_overlap_time(margin, us(40), 100, 0.25).total, us(88));
+}
+
+// The slowed GEMM G' beside the pair's time: what the GEMM does not hide is total - G'. Bulk
+// beside 200 us: G' = 100 (slowed throughout, above), 100 us exposed; beside 40 us: G' = 88 =
+// total, nothing exposed. Pipelined in 4 beside 40 us: G' = 88, total 98, 10 us exposed.
+TEST(GemmOverlapTime, TheSlowedGemmIsWhatTheCollectiveHides) {
+  const auto split = [](GemmOverlapMethod m, int64_t chunks, Time comm) {
+    return gemm_overlap_time(overlap(m, chunks, 20, us(80)), comm, 100, 0);
+  };
+  EXPECT_EQ(split(GemmOverlapMethod::Bulk, 1, us(200)).gemm, us(100));
+  EXPECT_EQ(split(GemmOverlapMethod::Bulk, 1, us(40)).gemm, us(88));
+  const GemmOverlapTime pipelined = split(GemmOverlapMethod::Pipelined, 4, us(40));
+  EXPECT_EQ(pipelined.total - pipelined.gemm, us(10));
 }
 
 }  // namespace
