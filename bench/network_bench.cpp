@@ -16,49 +16,37 @@
 namespace orrery {
 namespace {
 
-// A built model prices any size from its cached step profiles.
-void BM_CollectiveCostAuto(benchmark::State& state) {
+// A built model of the first `gpus` GPUs of hgx-h100, as one group, prices `kind` at every size
+// from its cached step profiles.
+void price_every_size(benchmark::State& state, int64_t gpus, CollectiveKind kind) {
   const Cluster c = load_cluster("hgx-h100");
-  const LinkGraph links(c.network, 64);
-  std::vector<int64_t> members(64);
+  const LinkGraph links(c.network, gpus);
+  std::vector<int64_t> members(static_cast<size_t>(gpus));
   std::iota(members.begin(), members.end(), 0);
   const CollectiveModel model(links, {members});
   Bytes size = 1;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(model.cost(CollectiveKind::AllReduce, size));
+    benchmark::DoNotOptimize(model.cost(kind, size));
     size = size * 2 % (Bytes{1} << 34) + 1;
   }
 }
+
+// Every algorithm and protocol, 64 GPUs on 8 servers.
+void BM_CollectiveCostAuto(benchmark::State& state) {
+  price_every_size(state, 64, CollectiveKind::AllReduce);
+}
 BENCHMARK(BM_CollectiveCostAuto);
 
-// The same for an all-to-all inside one server (NCCL's point-to-point path).
+// An all-to-all inside one server (NCCL's point-to-point path).
 void BM_CollectiveCostAllToAll(benchmark::State& state) {
-  const Cluster c = load_cluster("hgx-h100");
-  const LinkGraph links(c.network, 8);
-  std::vector<int64_t> members(8);
-  std::iota(members.begin(), members.end(), 0);
-  const CollectiveModel model(links, {members});
-  Bytes size = 1;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(model.cost(CollectiveKind::AllToAll, size));
-    size = size * 2 % (Bytes{1} << 34) + 1;
-  }
+  price_every_size(state, 8, CollectiveKind::AllToAll);
 }
 BENCHMARK(BM_CollectiveCostAllToAll);
 
 // A sendrecv across 8 servers of 8 GPUs (NCCL's point-to-point path with the network's rules:
 // its channels, protocol and the proxy's chunks for every size).
 void BM_CollectiveCostSendRecvAcrossServers(benchmark::State& state) {
-  const Cluster c = load_cluster("hgx-h100");
-  const LinkGraph links(c.network, 64);
-  std::vector<int64_t> members(64);
-  std::iota(members.begin(), members.end(), 0);
-  const CollectiveModel model(links, {members});
-  Bytes size = 1;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(model.cost(CollectiveKind::SendRecv, size));
-    size = size * 2 % (Bytes{1} << 34) + 1;
-  }
+  price_every_size(state, 64, CollectiveKind::SendRecv);
 }
 BENCHMARK(BM_CollectiveCostSendRecvAcrossServers);
 
