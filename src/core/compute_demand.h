@@ -34,6 +34,9 @@ struct GemmExtents {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
+  // Bytes each output value moves: 2 a 16-bit write, 4 an fp32 write, 8 an accumulation into
+  // fp32 (read and written, as a weight gradient into Megatron's main_grad).
+  int64_t output_bytes = 2;
   bool operator==(const GemmExtents&) const = default;
 };
 

@@ -67,6 +67,10 @@ struct Device {
   // times slower (training/sm_contention.h): what GEMM kernels sized for every unit lose on top
   // of the units held. 0: only the held units count.
   double contention_overhead = 0;
+  // Per operand type: the share of a GEMM's output traffic beyond a 16-bit write (an fp32 output,
+  // the read of the fp32 buffer it accumulates into) that runs after its main loop instead of
+  // under it. The matrix efficiencies come from GEMMs with a 16-bit output. Absent: 0 (hidden).
+  std::map<DType, double> exposed_epilogue_by_type;
 
   // Board power (W): the rated maximum (TDP; 0 when not known) and idle (negative when not known).
   double tdp_watts = 0;

@@ -49,6 +49,20 @@ class Fields : public YamlFields {
     return result;
   }
 
+  // A map of data types to fractions, each in (0, 1], or [0, 1] with `zero_allowed`.
+  std::map<DType, double> fractions(const YAML::Node& map, const std::string& where,
+                                    bool zero_allowed = false) const {
+    if (!map.IsMap()) fail(map, "expected " + where + " to map data types to fractions");
+    unique_keys(map);
+    std::map<DType, double> result;
+    for (const auto& entry : map) {
+      const auto type = parse_dtype(key(entry.first));
+      if (!type) fail(entry.first, "expected a data type such as fp8 or bf16 in " + where);
+      result[*type] = number(entry.second, 0, !zero_allowed, 1);
+    }
+    return result;
+  }
+
   GemmTile tile(const YAML::Node& node) const {
     const std::string text = scalar(node);
     const auto x = text.find('x');
@@ -104,18 +118,13 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
     f.only_keys(e,
                 {"matrix", "matrix_by_type", "sustained_matrix", "vector", "memory",
                  "kernel_overhead", "attention", "attention_half_sequence", "attention_backward",
-                 "attention_backward_half_sequence", "contention_overhead"},
+                 "attention_backward_half_sequence", "contention_overhead", "exposed_epilogue"},
                 "efficiency");
     if (e["matrix"]) d.matrix_efficiency = f.fraction(e["matrix"]);
-    if (const YAML::Node by_type = e["matrix_by_type"]) {
-      if (!by_type.IsMap())
-        f.fail(by_type, "expected matrix_by_type to map data types to fractions");
-      for (const auto& entry : by_type) {
-        const auto type = parse_dtype(entry.first.as<std::string>());
-        if (!type) f.fail(entry.first, "expected a data type such as fp8 or bf16");
-        d.matrix_efficiency_by_type[*type] = f.fraction(entry.second);
-      }
-    }
+    if (e["matrix_by_type"])
+      d.matrix_efficiency_by_type = f.fractions(e["matrix_by_type"], "matrix_by_type");
+    if (e["exposed_epilogue"])
+      d.exposed_epilogue_by_type = f.fractions(e["exposed_epilogue"], "exposed_epilogue", true);
     if (e["sustained_matrix"]) d.sustained_matrix = f.fraction(e["sustained_matrix"]);
     if (e["vector"]) d.vector_efficiency = f.fraction(e["vector"]);
     if (e["memory"]) d.memory_efficiency = f.fraction(e["memory"]);

@@ -72,6 +72,15 @@ double gemm_seconds(const Device& d, const GemmExtents& g, FlopRate peak_rate, d
   return best;
 }
 
+// Seconds of a GEMM's output traffic beyond a 16-bit write that its main loop does not hide.
+double exposed_epilogue_seconds(const Device& d, const GemmExtents& g, DType type) {
+  const auto share = d.exposed_epilogue_by_type.find(type);
+  if (share == d.exposed_epilogue_by_type.end() || g.output_bytes <= 2) return 0;
+  return share->second * static_cast<double>(g.batch) * static_cast<double>(g.m) *
+         static_cast<double>(g.n) * static_cast<double>(g.output_bytes - 2) /
+         (d.memory_bandwidth.in_bytes_per_second() * d.memory_efficiency);
+}
+
 }  // namespace
 
 Time kernel_time(const Device& device, const ComputeDemand& demand) {
@@ -83,7 +92,8 @@ Time kernel_time(const Device& device, const ComputeDemand& demand) {
     if (g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0)
       seconds = gemm_seconds(device, g, peak(device, device.matrix, demand.dtype, "matrix"),
                              device.matrix_efficiency_for(demand.dtype) * device.sustained_matrix,
-                             memory);
+                             memory) +
+                exposed_epilogue_seconds(device, g, demand.dtype);
   } else if (is_attention(demand.kind) && demand.flop > 0) {
     const bool backward = demand.kind == KernelClass::AttentionBackward;
     const auto n = static_cast<double>(demand.gemm.n);

@@ -39,6 +39,9 @@ struct ModelTerms {
   bool tail_collectives = true;
   // GEMMs at the clock of a GPU held at its power limit (the device's efficiency.sustained_matrix)
   bool sustained_clock = true;
+  // GEMM output traffic beyond a 16-bit write run after the main loop, in part (the device's
+  // efficiency.exposed_epilogue: FP8 weight gradients accumulating into fp32)
+  bool exposed_epilogue = true;
 };
 
 struct ParallelPlan {

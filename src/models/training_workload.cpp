@@ -86,7 +86,7 @@ ComputeDemand gemm(int64_t m, int64_t n, int64_t k, DType dtype, int64_t batch =
   ComputeDemand d;
   d.kind = KernelClass::Gemm;
   d.dtype = dtype;
-  d.gemm = {batch, m, n, k};
+  d.gemm = {batch, m, n, k, out_bytes};
   const auto in = static_cast<double>(size_in_bytes(dtype));
   const auto b = static_cast<double>(batch);
   d.flop = 2.0 * b * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);

@@ -105,6 +105,7 @@ void price_on(PricedModel& model, const Device& device) {
                      "' has no " + std::string(to_string(dtype)) + " matrix rate");
   model.device = device;
   if (!model.plan.terms.sustained_clock) model.device.sustained_matrix = 1;  // burst clocks
+  if (!model.plan.terms.exposed_epilogue) model.device.exposed_epilogue_by_type.clear();
   price_compute(model.training.workload, model.device);
 }
 

@@ -193,16 +193,15 @@ TEST(KnownPlans, Table5AgainstTheBestFound) {
   }
 }
 
-// Within 10 % but for four rows, each reported in docs/explore.md: GPT-3 20B, Nemotron-3 8B and
-// 22B, where the best found is 10-16 % faster than NeMo's recipe (8B: 9.9 %; less tensor or
-// pipeline parallelism, more data parallelism), and Nemotron-4 340B, whose published plan the
-// memory model rejects (KnownPlans.NemoPlansAreInTheDefaultSpace), so the best that fits is
-// slower.
+// Within 10 % but for two rows, each reported in docs/explore.md: Nemotron-3 22B, where the best
+// found is 10-20 % faster than NeMo's recipe (less tensor and pipeline parallelism, more data
+// parallelism), and Nemotron-4 340B, whose published plan the memory model rejects
+// (KnownPlans.NemoPlansAreInTheDefaultSpace), so the best that fits is slower.
 TEST(KnownPlans, NemoAgainstTheBestFound) {
   const auto rows = compare_with_best(nemo());
   ASSERT_EQ(rows.size(), 12u);
   for (const Comparison& c : rows) {
-    if (c.model == "gpt3-20b" || c.model == "nemotron3-8b" || c.model == "nemotron3-22b") {
+    if (c.model == "nemotron3-22b") {
       EXPECT_LT(c.gain(), -0.09) << c.model;
       EXPECT_GT(c.gain(), -0.20) << c.model;
     } else if (c.model == "nemotron4-340b") {

@@ -90,6 +90,21 @@ TEST(DevicePresets, TheA100AndHopperDevicesWithDatasheetPeaks) {
 }
 
 // The Blackwell and MI300X presets against the figures their headers cite.
+// A file's exposed epilogue shares map operand types to fractions in [0, 1] / each read as
+// given, 0 allowed (a hidden epilogue); an unknown type or a share above 1 is an error on its line.
+TEST(Device, ExposedEpilogueMapsTypesToShares) {
+  const Device d = parse_device_yaml(
+      std::string(kMinimal) + "efficiency:\n  exposed_epilogue: {fp8: 0.6, bf16: 0}\n", "d.yaml");
+  EXPECT_DOUBLE_EQ(d.exposed_epilogue_by_type.at(DType::FP8), 0.6);
+  EXPECT_DOUBLE_EQ(d.exposed_epilogue_by_type.at(DType::BF16), 0.0);
+  EXPECT_TRUE(parse_device_yaml(kMinimal, "d.yaml").exposed_epilogue_by_type.empty());
+  EXPECT_EQ(error_of(std::string(kMinimal) + "efficiency:\n  exposed_epilogue: {fp9: 0.5}\n"),
+            "d.yaml:10: expected a data type such as fp8 or bf16 in exposed_epilogue");
+  EXPECT_NE(error_of(std::string(kMinimal) + "efficiency:\n  exposed_epilogue: {fp8: 1.5}\n")
+                .find("d.yaml:10: expected a number in [0, 1], found '1.5'"),
+            std::string::npos);
+}
+
 TEST(DevicePresets, BlackwellAndMi300xMatchTheirSources) {
   // HGX B200 (8 GPUs, sparse): FP16/BF16 36 PFLOPS, FP8 72 PFLOPS -> 2.25 / 4.5 dense per GPU;
   // DGX B200: 1,440 GB and 64 TB/s for 8 GPUs.

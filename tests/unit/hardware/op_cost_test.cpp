@@ -315,5 +315,23 @@ TEST(OpCost, MatrixEfficiencyFollowsTheOperandType) {
   EXPECT_DOUBLE_EQ(d.matrix_efficiency_for(DType::BF16), 1.0);
 }
 
+// toy with half of a bf16 GEMM's output traffic beyond a 16-bit write exposed / a 256 x 256 x
+// 1000 GEMM accumulating into fp32 (8 bytes a value) costs 0.5 x 65,536 x 6 B at 1 TB/s =
+// 0.196608 us more than with a 16-bit output, because that share runs after the main loop; an
+// fp32 write (4 bytes) a third of that; a type with no share, and a 16-bit output, nothing.
+TEST(OpCost, ExposedEpilogueAddsTheOutputTrafficBeyondSixteenBits) {
+  Device d = toy();
+  d.exposed_epilogue_by_type[DType::BF16] = 0.5;
+  ComputeDemand plain = gemm(256, 256, 1000);
+  ComputeDemand accumulating = plain, fp32_out = plain;
+  accumulating.gemm.output_bytes = 8;
+  fp32_out.gemm.output_bytes = 4;
+  const double base = us(kernel_time(d, plain));
+  EXPECT_NEAR(base, 1 + 32.768, 1e-6);
+  EXPECT_NEAR(us(kernel_time(d, accumulating)) - base, 0.196608, 1e-6);
+  EXPECT_NEAR(us(kernel_time(d, fp32_out)) - base, 0.196608 / 3, 1e-6);
+  EXPECT_NEAR(us(kernel_time(toy(), accumulating)), base, 1e-6);
+}
+
 }  // namespace
 }  // namespace orrery
