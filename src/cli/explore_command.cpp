@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cli/build_revision.h"
 #include "cli/commands.h"
 #include "cli/number_checks.h"
 #include "cli/output_files.h"
@@ -73,10 +74,12 @@ explore::SearchRequest search_request(const ExploreArgs& a) {
 explore::RunInfo run_info(const ExploreArgs& a, const explore::SearchRequest& r) {
   explore::RunInfo info;
   info.command = a.command;
-  info.version = kOrreryVersion;
+  info.version = std::string(kOrreryVersion) + " (" + kBuildRevision + ")";
+  // The build: another build's answers may differ (a model changed) although the inputs match.
   info.identity = "model=" + r.spec.name + "\ngbs=" + std::to_string(r.gbs) +
                   "\nseq=" + std::to_string(r.base.seq) + "\ndtype=" + a.dtype +
-                  "\nattention=" + a.attention + "\np2p=" + a.p2p + "\nrank_by=" + a.rank_by;
+                  "\nattention=" + a.attention + "\np2p=" + a.p2p + "\nrank_by=" + a.rank_by +
+                  "\nbuild=" + kBuildRevision;
   for (size_t i = 0; i < r.clusters.size(); ++i)
     info.clusters += (i ? "," : "") + r.clusters[i].label +
                      (r.clusters[i].device.empty() ? "" : " device=" + r.clusters[i].device) +

@@ -120,8 +120,13 @@ void ResultStore::add_missing_columns() {
   }
 }
 
-// The meta rows of a new database are this run's; an existing one's must equal them.
+// The meta rows of a new database are this run's; an existing one's must equal them, and hold
+// every one of them (a key it lacks was not recorded by the older Orrery that wrote it).
 void ResultStore::check_identity(const RunInfo& run) {
+  sqlite3_stmt* count = nullptr;
+  sqlite3_prepare_v2(db_, "SELECT COUNT(*) FROM meta", -1, &count, nullptr);
+  const bool existing = sqlite3_step(count) == SQLITE_ROW && sqlite3_column_int64(count, 0) > 0;
+  sqlite3_finalize(count);
   std::istringstream lines(run.identity + "\nclusters=" + run.clusters);
   std::string line;
   while (std::getline(lines, line)) {
@@ -137,6 +142,9 @@ void ResultStore::check_identity(const RunInfo& run) {
     if (stored && *stored != value)
       throw InputError("--db " + path_ + ": holds a search with " + key + " '" + *stored +
                        "', this one has '" + value + "'; use another database");
+    if (!stored && existing)
+      throw InputError("--db " + path_ + ": holds a search of an older Orrery, which recorded no " +
+                       key + " (this one has '" + value + "'); use another database");
     if (!stored) {
       sqlite3_prepare_v2(db_, "INSERT INTO meta(key, value) VALUES(?1, ?2)", -1, &s, nullptr);
       sqlite3_bind_text(s, 1, key.c_str(), -1, SQLITE_TRANSIENT);

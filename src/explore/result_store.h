@@ -1,6 +1,7 @@
 // A search's results as an SQLite database (sqlite3 C API), schema in docs/explore.md:
-//   meta(key, value)     what every point shares: the model, batch, sequence, dtype, ranking mode
-//                        and the cluster choices; a database of another search is refused
+//   meta(key, value)     what every point shares: the model, batch, sequence, dtype, ranking mode,
+//                        the build and the cluster choices; a database of another search, or of
+//                        another build, is refused
 //   runs(id, started_utc, command, version, clusters)   one row per invocation
 //   points(key, run, cluster, device, gpus, tp, pp, vpp, cp, ep, dp, mbs, micro_batches,
 //          recompute, sequence_parallel, distributed_optimizer, zero, mode, status, error,

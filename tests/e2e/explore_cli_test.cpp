@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sqlite3.h>
+
 #include "cli_run.h"
 
 namespace orrery::e2e {
@@ -74,6 +76,37 @@ TEST(ExploreCli, DatabaseRestartAndResults) {
   EXPECT_EQ(other.status, 2);
   EXPECT_NE(other.err.find("holds a search with model 'gpt3-1.3b'"), std::string::npos)
       << other.err;
+}
+
+// A database written by another build, or by an Orrery that recorded none / refused, naming the
+// build, because a model change between builds can move every answer while the inputs stay the
+// same.
+TEST(ExploreCli, DatabaseOfAnotherBuildIsRefused) {
+  TempDir dir;
+  const std::string db = (dir.path() / "sweep.sqlite").string();
+  ASSERT_EQ(orrery(kSmall + " --db " + db).status, 0);
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(handle, "UPDATE meta SET value = '0123456789ab' WHERE key = 'build'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(sqlite3_changes(handle), 1);
+  sqlite3_close(handle);
+  const CliRun again = orrery(kSmall + " --db " + db);
+  EXPECT_EQ(again.status, 2);
+  EXPECT_NE(again.err.find("holds a search with build '0123456789ab', this one has '"),
+            std::string::npos)
+      << again.err;
+  // A database of an Orrery that recorded no build at all: refused the same way.
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(handle, "DELETE FROM meta WHERE key = 'build'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(handle);
+  const CliRun older = orrery(kSmall + " --db " + db);
+  EXPECT_EQ(older.status, 2);
+  EXPECT_NE(older.err.find("holds a search of an older Orrery, which recorded no build"),
+            std::string::npos)
+      << older.err;
 }
 
 TEST(ExploreCli, BadRequestsAreOneLineErrors) {
