@@ -74,7 +74,7 @@ explore::SearchRequest search_request(const ExploreArgs& a) {
 explore::RunInfo run_info(const ExploreArgs& a, const explore::SearchRequest& r) {
   explore::RunInfo info;
   info.command = a.command;
-  info.version = std::string(kOrreryVersion) + " (" + kBuildRevision + ")";
+  info.version = kBuildRevision;
   // The build: another build's answers may differ (a model changed) although the inputs match.
   info.identity = "model=" + r.spec.name + "\ngbs=" + std::to_string(r.gbs) +
                   "\nseq=" + std::to_string(r.base.seq) + "\ndtype=" + a.dtype +

@@ -72,13 +72,26 @@ double gemm_seconds(const Device& d, const GemmExtents& g, FlopRate peak_rate, d
   return best;
 }
 
-// Seconds of a GEMM's output traffic beyond a 16-bit write that its main loop does not hide.
-double exposed_epilogue_seconds(const Device& d, const GemmExtents& g, DType type) {
-  const auto share = d.exposed_epilogue_by_type.find(type);
-  if (share == d.exposed_epilogue_by_type.end() || g.output_bytes <= 2) return 0;
-  return share->second * static_cast<double>(g.batch) * static_cast<double>(g.m) *
-         static_cast<double>(g.n) * static_cast<double>(g.output_bytes - 2) /
+// Seconds a GEMM's output traffic beyond a 16-bit write takes to stream.
+double wide_output_seconds(const Device& d, const GemmExtents& g) {
+  if (g.output_bytes <= 2) return 0;
+  return static_cast<double>(g.batch) * static_cast<double>(g.m) * static_cast<double>(g.n) *
+         static_cast<double>(g.output_bytes - 2) /
          (d.memory_bandwidth.in_bytes_per_second() * d.memory_efficiency);
+}
+
+// A GEMM whose output moves more than a 16-bit write: its main loop under the rest of its
+// traffic, then the exposed share of the wide output's; never less than streaming every byte.
+double gemm_with_epilogue_seconds(const Device& d, const GemmExtents& g, FlopRate peak_rate,
+                                  double efficiency, double memory, DType type) {
+  const auto share = d.exposed_epilogue_by_type.find(type);
+  const double wide = wide_output_seconds(d, g);
+  if (share == d.exposed_epilogue_by_type.end() || wide <= 0)
+    return gemm_seconds(d, g, peak_rate, efficiency, memory);
+  return std::max(
+      gemm_seconds(d, g, peak_rate, efficiency, std::max(0.0, memory - wide)) +
+          share->second * wide,
+      memory);
 }
 
 }  // namespace
@@ -90,10 +103,10 @@ Time kernel_time(const Device& device, const ComputeDemand& demand) {
   if (demand.kind == KernelClass::Gemm) {
     const GemmExtents& g = demand.gemm;
     if (g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0)
-      seconds = gemm_seconds(device, g, peak(device, device.matrix, demand.dtype, "matrix"),
-                             device.matrix_efficiency_for(demand.dtype) * device.sustained_matrix,
-                             memory) +
-                exposed_epilogue_seconds(device, g, demand.dtype);
+      seconds = gemm_with_epilogue_seconds(
+          device, g, peak(device, device.matrix, demand.dtype, "matrix"),
+          device.matrix_efficiency_for(demand.dtype) * device.sustained_matrix, memory,
+          demand.dtype);
   } else if (is_attention(demand.kind) && demand.flop > 0) {
     const bool backward = demand.kind == KernelClass::AttentionBackward;
     const auto n = static_cast<double>(demand.gemm.n);

@@ -9,10 +9,12 @@
 //          the tile relative to the device's largest tile; k0 a tile's prologue and epilogue)
 //          With no tiles: t_compute = flop / (F_matrix[dtype] * e_matrix * s).
 //          s = sustained_matrix: the share of the burst rate kept at the board power limit
-//          plus the exposed epilogue: e_out[dtype] * batch m n * max(0, o - 2) / (B_mem * e_mem),
-//          o the bytes an output value moves (2 a 16-bit write, 8 an fp32 accumulation): what
-//          the main loop does not hide of the output traffic beyond the 16-bit write the
-//          efficiencies were measured with
+//          With the exposed epilogue (o > 2 bytes an output value moves: 4 an fp32 write, 8 an
+//          fp32 accumulation; e_out[dtype] given): W = batch m n (o - 2) / (B_mem * e_mem), the
+//          output traffic beyond the 16-bit write the efficiencies were measured with, and
+//            t_gemm = max(t_gemm(t_memory - W) + e_out[dtype] * W, t_memory)
+//          (the main loop under the rest of the traffic, then what it does not hide of W; never
+//          less than streaming every byte)
 //   fused attention: t_compute = flop / (F_matrix[dtype] * e_attention * n / (n + n_half))
 //          n the key length: short sequences leave the kernel's pipeline part empty (flop counts
 //          the work done: causal masking halves it, the backward pass does 2.5x the forward's);

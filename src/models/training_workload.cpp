@@ -296,7 +296,9 @@ class Generator {
                                static_cast<double>(sp_tokens_ * spec_.hidden)));
   }
   // A linear layer (tokens x in -> out): forward, input-gradient and weight-gradient GEMMs; the
-  // weight gradient accumulates into fp32 (read and write of in x out x 4 bytes). In FP8
+  // weight gradient accumulates into fp32 (read and write of in x out x 4 bytes), or, where no
+  // full gradient buffer is kept (ZeRO-3, ZeRO-2 over several micro-batches), is written fresh
+  // as fp32 (4 bytes) before its reduce-scatter. In FP8
   // (Transformer Engine) each pass also casts its bf16 operand: the input to fp8 (read 2, write 1
   // byte per value), the output gradient to fp8 and its transpose (read 2, write 2), and the
   // saved fp8 input transposed for the weight gradient (read 1, write 1).
@@ -309,7 +311,7 @@ class Generator {
     const DType type = high_precision && p_.dtype == DType::FP8 ? DType::BF16 : p_.dtype;
     Linear l{gemm(tokens, out, in, type, batch),
              gemm(tokens, in, out, type, batch),
-             gemm(in, out, tokens, type, batch, 8),
+             gemm(in, out, tokens, type, batch, fresh_gradients() ? 4 : 8),
              {}};
     if (type == DType::FP8 && p_.terms.fp8_casts) {
       const auto values = [&](int64_t width) {
@@ -401,6 +403,10 @@ class Generator {
   // reduce-scattered once its backward is done (overlapped, on the data-parallel stream). The
   // gathers block the compute (no prefetch of the next layer's parameters: an upper bound).
   bool fully_sharded() const { return p_.zero >= 3 && p_.dp * p_.cp > 1; }
+  // No full gradient buffer to accumulate a weight gradient into.
+  bool fresh_gradients() const {
+    return fully_sharded() || gradients_scattered_per_micro_batch();
+  }
   // ZeRO-2 keeps only its shard of the gradients, so with several micro-batches each one's
   // gradients are reduce-scattered layer by layer as its backward finishes (there is no full
   // buffer to accumulate them in); with one micro-batch that is the single reduction ZeRO-1 does.

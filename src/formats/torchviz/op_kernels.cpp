@@ -17,7 +17,7 @@ ComputeDemand gemm(int64_t batch, int64_t m, int64_t n, int64_t k, DType dtype) 
   ComputeDemand d;
   d.kind = KernelClass::Gemm;
   d.dtype = dtype;
-  d.gemm = {batch, m, n, k, size_in_bytes(dtype)};
+  d.gemm = {batch, m, n, k};
   d.flop = 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
            static_cast<double>(k);
   d.bytes = static_cast<Bytes>(batch * (m * k + k * n + m * n) * size_in_bytes(dtype));

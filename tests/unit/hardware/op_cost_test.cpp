@@ -333,5 +333,23 @@ TEST(OpCost, ExposedEpilogueAddsTheOutputTrafficBeyondSixteenBits) {
   EXPECT_NEAR(us(kernel_time(toy(), accumulating)), base, 1e-6);
 }
 
+// The same toy, a 1024 x 1024 x 8 GEMM accumulating into fp32 / memory-bound, it takes as long as
+// streaming its 8,421,376 bytes at 1 TB/s (8.421376 us + 1), not its main loop (16 waves of
+// 0.262144 us = 4.194 us) plus the exposed half of the 6 bytes a value (3.145728 us) on top of
+// the whole stream, because the epilogue's traffic is part of that stream.
+TEST(OpCost, ExposedEpilogueNeverExceedsStreamingEveryByte) {
+  Device d = toy();
+  d.exposed_epilogue_by_type[DType::BF16] = 0.5;
+  ComputeDemand g = gemm(1024, 1024, 8);
+  g.gemm.output_bytes = 8;
+  g.bytes = (1024 * 8 * 2) * 2 + 1024 * 1024 * 8;
+  EXPECT_NEAR(us(kernel_time(d, g)), 1 + 8.421376, 1e-6);
+  // With k = 64 the main loop (33.554 us) dominates: 1 + 33.554432 + 3.145728.
+  ComputeDemand longer = gemm(1024, 1024, 64);
+  longer.gemm.output_bytes = 8;
+  longer.bytes = (1024 * 64 * 2) * 2 + 1024 * 1024 * 8;
+  EXPECT_NEAR(us(kernel_time(d, longer)), 1 + 33.554432 + 3.145728, 1e-6);
+}
+
 }  // namespace
 }  // namespace orrery
