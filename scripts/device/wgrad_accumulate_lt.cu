@@ -1,9 +1,12 @@
-// Weight-gradient GEMMs through cuBLASLt as Transformer Engine runs them: FP8 (e4m3) or BF16
-// operands, the output written as BF16 or as fp32, or accumulated into an fp32 buffer (beta 1,
-// TE's wgrad accumulation into Megatron's main_grad). Built and run by
-// scripts/device/measure-wgrad-accumulate.sh; reads "name m n k" lines on stdin (m = out,
-// n = in, k = tokens) and prints "name,type,variant,us" lines. Times: median of 7 groups of
-// back-to-back calls between CUDA events, after the caller has loaded the card.
+// GEMMs through cuBLASLt as Transformer Engine runs them. Reads "name m n k" lines on stdin and
+// prints "name,m,n,k,type,variant,us" lines. Times: median of 7 groups of back-to-back calls
+// between CUDA events, after 10 s of load.
+// - no argument (scripts/device/measure-wgrad-accumulate.sh; m = out, n = in, k = tokens): FP8
+//   (e4m3, split accumulator) or BF16 operands, the output written as BF16 or as fp32, or
+//   accumulated into an fp32 buffer (beta 1, TE's wgrad accumulation into Megatron's main_grad);
+// - `operands` (scripts/device/measure-fp8-operands.sh): BF16 output, e4m3 x e4m3 with the split
+//   accumulator and with fast accumulation (TE's forward GEMMs), e4m3 x e5m2 (TE's input
+//   gradient: the output gradient in e5m2), and BF16.
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -51,21 +54,25 @@ struct Buffers {
 // Microseconds per call of D = A^T B (+ beta C) on the given types; -1 where cuBLASLt has no
 // kernel for it.
 double time_gemm(cublasLtHandle_t lt, const Buffers& buf, int64_t m, int64_t n, int64_t k,
-                 cudaDataType_t ab_type, cudaDataType_t cd_type, float beta) {
+                 cudaDataType_t a_type, cudaDataType_t b_type, cudaDataType_t cd_type, float beta,
+                 bool fast_accumulation = false) {
   cublasLtMatmulDesc_t desc;
   CHECK_LT(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   CHECK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
   CHECK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-  if (ab_type == CUDA_R_8F_E4M3) {
+  if (a_type != CUDA_R_16BF) {
+    const int8_t fast = fast_accumulation ? 1 : 0;
+    CHECK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
+                                            sizeof(fast)));
     CHECK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &buf.one,
                                             sizeof(buf.one)));
     CHECK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &buf.one,
                                             sizeof(buf.one)));
   }
   cublasLtMatrixLayout_t la, lb, lc;
-  CHECK_LT(cublasLtMatrixLayoutCreate(&la, ab_type, k, m, k));
-  CHECK_LT(cublasLtMatrixLayoutCreate(&lb, ab_type, k, n, k));
+  CHECK_LT(cublasLtMatrixLayoutCreate(&la, a_type, k, m, k));
+  CHECK_LT(cublasLtMatrixLayoutCreate(&lb, b_type, k, n, k));
   CHECK_LT(cublasLtMatrixLayoutCreate(&lc, cd_type, m, n, m));
   cublasLtMatmulPreference_t pref;
   CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
@@ -115,7 +122,7 @@ double time_gemm(cublasLtHandle_t lt, const Buffers& buf, int64_t m, int64_t n, 
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   cublasLtHandle_t lt;
   if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) return 1;
   std::vector<std::string> names;
@@ -152,26 +159,37 @@ int main() {
   struct Variant {
     const char* type;
     const char* name;
-    cudaDataType_t ab, cd;
+    cudaDataType_t a, b, cd;
     float beta;
+    bool fast;
   };
-  const Variant variants[] = {
-      {"fp8", "bf16_out", CUDA_R_8F_E4M3, CUDA_R_16BF, 0.0f},
-      {"fp8", "fp32_out", CUDA_R_8F_E4M3, CUDA_R_32F, 0.0f},
-      {"fp8", "fp32_accumulate", CUDA_R_8F_E4M3, CUDA_R_32F, 1.0f},
-      {"bf16", "bf16_out", CUDA_R_16BF, CUDA_R_16BF, 0.0f},
-      {"bf16", "fp32_out", CUDA_R_16BF, CUDA_R_32F, 0.0f},
-      {"bf16", "fp32_accumulate", CUDA_R_16BF, CUDA_R_32F, 1.0f},
+  constexpr cudaDataType_t E4M3 = CUDA_R_8F_E4M3, E5M2 = CUDA_R_8F_E5M2, BF16 = CUDA_R_16BF,
+                           F32 = CUDA_R_32F;
+  const std::vector<Variant> wgrad = {
+      {"fp8", "bf16_out", E4M3, E4M3, BF16, 0.0f, false},
+      {"fp8", "fp32_out", E4M3, E4M3, F32, 0.0f, false},
+      {"fp8", "fp32_accumulate", E4M3, E4M3, F32, 1.0f, false},
+      {"bf16", "bf16_out", BF16, BF16, BF16, 0.0f, false},
+      {"bf16", "fp32_out", BF16, BF16, F32, 0.0f, false},
+      {"bf16", "fp32_accumulate", BF16, BF16, F32, 1.0f, false},
   };
+  const std::vector<Variant> operands = {
+      {"fp8", "e4m3_split", E4M3, E4M3, BF16, 0.0f, false},
+      {"fp8", "e4m3_fast", E4M3, E4M3, BF16, 0.0f, true},
+      {"fp8", "e4m3_e5m2_split", E4M3, E5M2, BF16, 0.0f, false},
+      {"bf16", "bf16", BF16, BF16, BF16, 0.0f, false},
+  };
+  const std::vector<Variant>& variants =
+      argc > 1 && std::string(argv[1]) == "operands" ? operands : wgrad;
   // The card under load first, so that every figure is at the sustained clock.
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < warm_until)
-    time_gemm(lt, buf, 8192, 8192, 8192, CUDA_R_8F_E4M3, CUDA_R_16BF, 0.0f);
+    time_gemm(lt, buf, 8192, 8192, 8192, E4M3, E4M3, BF16, 0.0f);
   for (size_t r = 0; r < 2 * shapes.size(); ++r)  // twice, the second time in reverse order
     for (const Variant& v : variants) {
       const size_t i = r < shapes.size() ? r : 2 * shapes.size() - 1 - r;
       const auto [sm, sn, sk] = shapes[i];
-      const double us = time_gemm(lt, buf, sm, sn, sk, v.ab, v.cd, v.beta);
+      const double us = time_gemm(lt, buf, sm, sn, sk, v.a, v.b, v.cd, v.beta, v.fast);
       std::printf("%s,%ld,%ld,%ld,%s,%s,%.2f\n", names[i].c_str(), static_cast<long>(sm),
                   static_cast<long>(sn), static_cast<long>(sk), v.type, v.name, us);
       std::fflush(stdout);
