@@ -117,8 +117,8 @@ void FairShare::start_batch(std::span<const ResourceId> links, std::span<const u
   Batch& batch = batches_[b];
   batch.members.clear();
   batch.left = 0;
-  batch.links.assign(links.begin(), links.end());
-  batch.begin.assign(path_begin.begin(), path_begin.end());
+  batch.links = links;
+  batch.begin = path_begin;
   batch.amount = amounts[0];
   batch.rate = -1;
   batch.start = now;
@@ -161,8 +161,7 @@ double FairShare::alone_rate(std::span<const ResourceId> path) const {
 }
 
 std::span<const ResourceId> FairShare::member_path(const Batch& batch, uint32_t member) const {
-  return std::span(batch.links)
-      .subspan(batch.begin[member], batch.begin[member + 1] - batch.begin[member]);
+  return batch.links.subspan(batch.begin[member], batch.begin[member + 1] - batch.begin[member]);
 }
 
 // A member becomes an activity of its own, in the state one by one would have left it: not yet

@@ -71,7 +71,8 @@ class FairShare {
 
   // Starts amounts.size() activities as a batch (see above): activity i has amounts[i] units on
   // links[path_begin[i], path_begin[i + 1]). The same as start() for each in order (their ids,
-  // appended to `ids`, and every later result included).
+  // appended to `ids`, and every later result included). `links` and `path_begin` are kept, not
+  // copied: they must stay valid until every activity of the batch has ended.
   void start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
                    std::span<const double> amounts, Time now, uint32_t tag,
                    std::vector<ActivityId>& ids);
@@ -134,8 +135,8 @@ class FairShare {
     // With none in it, it is freed when its entry is popped.
     std::vector<ActivityId> members;
     size_t left = 0;
-    std::vector<ResourceId> links;  // path i: links[begin[i], begin[i + 1])
-    std::vector<uint32_t> begin;
+    std::span<const ResourceId> links;  // path i: links[begin[i], begin[i + 1]), the caller's
+    std::span<const uint32_t> begin;
     double amount = 0, rate = 0;  // each member's units and rate
     Time start, end;
     uint32_t tag = 0;

@@ -40,7 +40,7 @@ class Kernel {
   // Fires `event` at `when` (not before now()).
   void at(Time when, Event event) {
     if (when < now_) refuse_past();
-    push_timed({when, seq_++, event});
+    push_timed({key(when, seq_++), event});
   }
   void after(Time delay, Event event) { at(now_ + delay, event); }
 
@@ -53,7 +53,8 @@ class Kernel {
   }
 
   // Starts amounts.size() activities now as one batch (FairShare::start_batch), each firing `done`
-  // when it ends: the same as start() for each in order.
+  // when it ends: the same as start() for each in order. `links` and `path_begin` must stay valid
+  // until the last of them has ended.
   void start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
                    std::span<const double> amounts, Event done, uint32_t tag = 0) {
     started_.clear();
@@ -71,16 +72,24 @@ class Kernel {
   const FairShare& sharing() const { return sharing_; }
 
  private:
+  // A timed event's place in the order: its time (never negative) in the high 64 bits, its order
+  // of scheduling (for ties) in the low 64, so one unsigned comparison, without branches, orders
+  // by (time, seq).
+  __extension__ typedef unsigned __int128 Key;
+  static Key key(Time time, uint64_t seq) {
+    return (Key{static_cast<uint64_t>(time.ps())} << 64) | seq;
+  }
+  static Time time_of(Key key) { return Time::from_ps(static_cast<int64_t>(key >> 64)); }
+
   struct Timed {
-    Time time;
-    uint64_t seq = 0;  // order of scheduling, for ties
+    Key key;
     Event event;
-    bool operator<(const Timed& o) const { return time != o.time ? time < o.time : seq < o.seq; }
+    bool operator<(const Timed& o) const { return key < o.key; }
   };
 
   [[noreturn]] static void refuse_past();
-  // timed_ is a 4-ary min-heap on (time, seq): half the depth of a binary heap, so fewer moves of
-  // its 32-byte entries per push and pop. (time, seq) is unique, so the order is the same.
+  // timed_ is a 4-ary min-heap on the key: half the depth of a binary heap, so fewer moves of its
+  // 32-byte entries per push and pop. The key is unique, so the order is the same.
   void push_timed(Timed t);
   void pop_timed();
 
@@ -96,7 +105,7 @@ template <class Handler>
 void Kernel::run(Handler&& handle) {
   while (true) {
     const Time activity = sharing_.next_completion();
-    const Time timed = timed_.empty() ? Time::max() : timed_.front().time;
+    const Time timed = timed_.empty() ? Time::max() : time_of(timed_.front().key);
     if (activity == Time::max() && timed == Time::max()) return;
     if (activity <= timed) {
       now_ = activity;
