@@ -40,7 +40,10 @@ class Kernel {
   // Fires `event` at `when` (not before now()).
   void at(Time when, Event event) {
     if (when < now_) refuse_past();
-    push_timed({key(when, seq_++), event});
+    if (last_run_ != kNoRun && when == last_time_)
+      runs_[last_run_].events.push_back(event);
+    else
+      push_run(when, event);
   }
   void after(Time delay, Event event) { at(now_ + delay, event); }
 
@@ -81,13 +84,22 @@ class Kernel {
   }
   static Time time_of(Key key) { return Time::from_ps(static_cast<int64_t>(key >> 64)); }
 
+  // Events scheduled one after another for one time: they fire in that order, one after another,
+  // since none was scheduled between them. One heap entry stands for the run, keyed by its first.
+  struct Run {
+    std::vector<Event> events;
+    size_t next = 0;  // the next to fire
+  };
   struct Timed {
     Key key;
-    Event event;
+    uint32_t run;
     bool operator<(const Timed& o) const { return key < o.key; }
   };
+  static constexpr uint32_t kNoRun = ~uint32_t{0};
 
   [[noreturn]] static void refuse_past();
+  void push_run(Time when, Event event);
+  Event pop_event();
   // timed_ is a 4-ary min-heap on the key: half the depth of a binary heap, so fewer moves of its
   // 32-byte entries per push and pop. The key is unique, so the order is the same.
   void push_timed(Timed t);
@@ -97,6 +109,10 @@ class Kernel {
   std::vector<Event> on_done_;  // by activity id
   std::vector<FairShare::ActivityId> done_, started_;
   std::vector<Timed> timed_;
+  std::vector<Run> runs_;
+  std::vector<uint32_t> free_runs_;
+  uint32_t last_run_ = kNoRun;  // the run the latest event went to, while it is pending
+  Time last_time_;              // its time
   uint64_t seq_ = 0;
   Time now_;
 };
@@ -114,10 +130,8 @@ void Kernel::run(Handler&& handle) {
       for (const FairShare::ActivityId id : done_)
         handle(Event(on_done_[id]));  // a copy: the handler may start activities
     } else {
-      const Event event = timed_.front().event;
       now_ = timed;
-      pop_timed();
-      handle(event);
+      handle(pop_event());
     }
   }
 }
