@@ -1,6 +1,7 @@
 #include "engine/fair_share.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -361,10 +362,35 @@ void FairShare::complete(Time now, std::vector<ActivityId>& done) {
   if (std::is_sorted(begin, done.end(), std::greater<>()))
     std::reverse(begin, done.end());
   else
-    std::sort(begin, done.end());
+    sort_ids(std::span(begin, done.end()));
   for (size_t i = first; i < done.size(); ++i)
     detach(done[i]);
   solved_at_ = now;
+}
+
+// Distinct ids in ascending order. Many within a narrow range (the flows of many steps ending
+// together) are marked in a bitmap and read back in order, in time linear in their count and
+// range; others are sorted.
+void FairShare::sort_ids(std::span<ActivityId> ids) {
+  constexpr size_t kFew = 64;
+  if (ids.size() < kFew) {
+    std::sort(ids.begin(), ids.end());
+    return;
+  }
+  const auto [lowest, highest] = std::minmax_element(ids.begin(), ids.end());
+  const ActivityId low = *lowest;
+  const size_t words = (*highest - low) / 64 + 1;
+  if (words > ids.size()) {
+    std::sort(ids.begin(), ids.end());
+    return;
+  }
+  id_bits_.assign(words, 0);
+  for (const ActivityId id : ids)
+    id_bits_[(id - low) / 64] |= uint64_t{1} << ((id - low) % 64);
+  size_t k = 0;
+  for (size_t w = 0; w < words; ++w)
+    for (uint64_t bits = id_bits_[w]; bits != 0; bits &= bits - 1)
+      ids[k++] = low + static_cast<ActivityId>(w * 64 + std::countr_zero(bits));
 }
 
 void FairShare::solve_dirty(Time now) {

@@ -155,6 +155,7 @@ class FairShare {
   void leave_batch(ActivityId id);
   void end_batch(uint32_t b, Time now);
   void release_batch(uint32_t b);
+  void sort_ids(std::span<ActivityId> ids);
   Time solve_and_peek();
   bool valid(std::pair<uint32_t, uint32_t> key) const;
   void solve_dirty(Time now);
@@ -200,6 +201,7 @@ class FairShare {
   std::vector<double> residual_;
   std::vector<uint32_t> unfrozen_on_;
   std::vector<char> frozen_;
+  std::vector<uint64_t> id_bits_;  // sort_ids' bitmap
 
   // (completion, (activity, version)) or (completion, (kBatchKey | batch, 0)): one per batch
   using Entry = std::pair<Time, std::pair<uint32_t, uint32_t>>;

@@ -225,6 +225,38 @@ TEST(FairShareBatch, MembersOfUnequalRatesEndApart) {
   EXPECT_EQ(end[1], ms(500));
 }
 
+TEST(FairShareBatch, ManyEndingTogetherAreReportedInIdOrder) {
+  // 70 links of 1 GB/s. First 70 activities of 0.5 GB, one per link (ids 0 to 69), end at
+  // 0.5 s; freed ids come back largest first. Then 1 GB on each link: 35 one by one (ids 69 down
+  // to 35) and a batch of 35 (ids 34 down to 0), all alone at 1 GB/s, so all end at 1.5 s, and one
+  // complete() reports ids 0 to 69 in ascending order, as 70 start() calls would.
+  constexpr uint32_t kLinks = 70;
+  FairShare net(std::vector<double>(kLinks, 1e9));
+  for (ResourceId l = 0; l < kLinks; ++l) {
+    const ResourceId path[] = {l};
+    net.start(path, 0.5e9, Time::zero());
+  }
+  std::vector<FairShare::ActivityId> done;
+  EXPECT_EQ(net.next_completion(), ms(500));
+  net.complete(ms(500), done);
+  done.clear();
+  for (ResourceId l = 0; l < kLinks / 2; ++l) {
+    const ResourceId path[] = {l};
+    net.start(path, 1e9, ms(500));
+  }
+  BatchLinks kept;
+  std::vector<std::vector<ResourceId>> paths;
+  for (ResourceId l = kLinks / 2; l < kLinks; ++l)
+    paths.push_back({l});
+  start_batch(net, kept, paths, std::vector<double>(kLinks / 2, 1e9), ms(500));
+  EXPECT_EQ(net.next_completion(), ms(1500));
+  net.complete(ms(1500), done);
+  std::vector<FairShare::ActivityId> ascending(kLinks);
+  for (uint32_t i = 0; i < kLinks; ++i)
+    ascending[i] = i;
+  EXPECT_EQ(done, ascending);
+}
+
 // Starts the same activities in four waves, as batches or one by one, and returns every
 // (time, id) complete() reports and each link's usage (in all and per tag) and recorded rate
 // history at the end. Waves alternate between two tags. As in the kernel, what starts at an
