@@ -51,6 +51,7 @@ class Kernel {
   // last unit is served (at once for no work or an empty path). `tag`: see FairShare::start.
   void start(std::span<const ResourceId> path, double amount, Event done, uint32_t tag = 0) {
     const FairShare::ActivityId id = sharing_.start(path, amount, now_, tag);
+    sharing_changed_ = true;
     if (on_done_.size() <= id) on_done_.resize(id + 1);
     on_done_[id] = done;
   }
@@ -62,6 +63,7 @@ class Kernel {
                    std::span<const double> amounts, Event done, uint32_t tag = 0) {
     started_.clear();
     sharing_.start_batch(links, path_begin, amounts, now_, tag, started_);
+    sharing_changed_ = true;
     if (on_done_.size() < sharing_.id_bound()) on_done_.resize(sharing_.id_bound());
     for (const FairShare::ActivityId id : started_)
       on_done_[id] = done;
@@ -108,6 +110,10 @@ class Kernel {
   FairShare sharing_;
   std::vector<Event> on_done_;  // by activity id
   std::vector<FairShare::ActivityId> done_, started_;
+  // The sharing's next completion is asked again only after an activity started or ended: until
+  // then it is the same.
+  bool sharing_changed_ = true;
+  Time next_completion_;
   std::vector<Timed> timed_;
   std::vector<Run> runs_;
   std::vector<uint32_t> free_runs_;
@@ -119,14 +125,20 @@ class Kernel {
 
 template <class Handler>
 void Kernel::run(Handler&& handle) {
+  sharing_changed_ = true;
   while (true) {
-    const Time activity = sharing_.next_completion();
+    if (sharing_changed_) {
+      next_completion_ = sharing_.next_completion();
+      sharing_changed_ = false;
+    }
+    const Time activity = next_completion_;
     const Time timed = timed_.empty() ? Time::max() : time_of(timed_.front().key);
     if (activity == Time::max() && timed == Time::max()) return;
     if (activity <= timed) {
       now_ = activity;
       done_.clear();
       sharing_.complete(now_, done_);
+      sharing_changed_ = true;
       for (const FairShare::ActivityId id : done_)
         handle(Event(on_done_[id]));  // a copy: the handler may start activities
     } else {
