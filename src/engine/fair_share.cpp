@@ -1,6 +1,7 @@
 #include "engine/fair_share.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -20,24 +21,22 @@ Time duration(double amount, double rate) {
 }  // namespace
 
 FairShare::FairShare(std::vector<double> capacity)
-    : capacity_(std::move(capacity)),
-      on_resource_(capacity_.size()),
-      batch_member_on_(capacity_.size(), kNone),
-      rate_on_(capacity_.size(), 0.0),
-      updated_on_(capacity_.size()),
-      usage_(capacity_.size()),
-      history_(capacity_.size()),
-      recorded_(capacity_.size(), 0),
-      resource_mark_(capacity_.size(), 0),
-      solved_round_(capacity_.size(), 0),
-      residual_(capacity_.size(), 0.0),
-      unfrozen_on_(capacity_.size(), 0) {}
+    : resources_(capacity.size()),
+      on_resource_(capacity.size()),
+      history_(capacity.size()),
+      resource_mark_(capacity.size(), 0),
+      solved_round_(capacity.size(), 0),
+      residual_(capacity.size(), 0.0),
+      unfrozen_on_(capacity.size(), 0) {
+  for (size_t r = 0; r < capacity.size(); ++r)
+    resources_[r].capacity = capacity[r];
+}
 
 void FairShare::set_tags(uint32_t tags) {
   tags_ = std::max<uint32_t>(1, tags);
   if (tags_ < 2) return;
-  tag_usage_.assign(tags_, std::vector<Usage>(capacity_.size()));
-  tag_rate_.assign(tags_, std::vector<double>(capacity_.size(), 0.0));
+  tag_usage_.assign(tags_, std::vector<Usage>(resources_.size()));
+  tag_rate_.assign(tags_, std::vector<double>(resources_.size(), 0.0));
 }
 
 FairShare::ActivityId FairShare::start(std::span<const ResourceId> path, double amount, Time now,
@@ -86,7 +85,7 @@ FairShare::ActivityId FairShare::add(std::span<const ResourceId> path, double am
   f.slot.resize(path.size());
   for (size_t k = 0; k < f.path.size(); ++k) {
     const ResourceId l = f.path[k];
-    if (batch_member_on_[l] != kNone) leave_batch(batch_member_on_[l]);
+    if (resources_[l].batch_member != kNone) leave_batch(resources_[l].batch_member);
     f.slot[k] = static_cast<uint32_t>(on_resource_[l].size());
     on_resource_[l].push_back(id);
     dirty_.push_back(l);
@@ -117,34 +116,38 @@ void FairShare::start_batch(std::span<const ResourceId> links, std::span<const u
   Batch& batch = batches_[b];
   batch.members.clear();
   batch.left = 0;
-  batch.links.assign(links.begin(), links.end());
-  batch.begin.assign(path_begin.begin(), path_begin.end());
+  batch.links = links;
+  batch.begin = path_begin;
   batch.amount = amounts[0];
-  batch.rate = -1;
   batch.start = now;
   batch.tag = tag;
   batch.solved = false;
   solved_at_ = now;
+  // The members' rate, once the first has joined (kept here, and stored once all have: a member
+  // leaving meanwhile reads only the other fields, the batch not being solved).
+  double rate = -1;
   for (size_t i = 0; i < n; ++i) {
-    const double x = amounts[i] == batch.amount ? alone_rate(path(i)) : -1;
-    if (x < 0 || (batch.rate >= 0 && x != batch.rate)) {
-      ids.push_back(add(path(i), amounts[i], now, tag));
+    const auto p = path(i);
+    const double x = amounts[i] == batch.amount ? alone_rate(p) : -1;
+    if (x < 0 || (rate >= 0 && x != rate)) {
+      ids.push_back(add(p, amounts[i], now, tag));
       continue;
     }
     const ActivityId id = new_id();
     activities_[id].batch = b;
     activities_[id].member = static_cast<uint32_t>(i);
-    for (const ResourceId l : path(i))
-      batch_member_on_[l] = id;
+    for (const ResourceId l : p)
+      resources_[l].batch_member = id;
     batch.members.push_back(id);
     ids.push_back(id);
-    if (batch.rate < 0) {  // what solve_component gives an activity alone, W units at rate x
-      batch.rate = x;
+    if (rate < 0) {  // what solve_component gives an activity alone, W units at rate x
+      rate = x;
       batch.end = now + duration(batch.amount, x);
       completions_.push({batch.end, {kBatchKey | b, 0}});
       pending_batches_.push_back(b);
     }
   }
+  batch.rate = rate;
   if (batch.rate < 0) release_batch(b);  // no member alone: no entry was pushed
 }
 
@@ -154,15 +157,15 @@ double FairShare::alone_rate(std::span<const ResourceId> path) const {
   if (path.empty()) return -1;
   double rate = std::numeric_limits<double>::infinity();
   for (const ResourceId l : path) {
-    if (!on_resource_[l].empty() || batch_member_on_[l] != kNone) return -1;
-    rate = std::min(rate, capacity_[l]);
+    const Resource& res = resources_[l];
+    if (res.batch_member != kNone || !on_resource_[l].empty()) return -1;
+    rate = std::min(rate, res.capacity);
   }
   return rate;
 }
 
 std::span<const ResourceId> FairShare::member_path(const Batch& batch, uint32_t member) const {
-  return std::span(batch.links)
-      .subspan(batch.begin[member], batch.begin[member + 1] - batch.begin[member]);
+  return batch.links.subspan(batch.begin[member], batch.begin[member + 1] - batch.begin[member]);
 }
 
 // A member becomes an activity of its own, in the state one by one would have left it: not yet
@@ -180,7 +183,7 @@ void FairShare::leave_batch(ActivityId id) {
   f.slot.resize(path.size());
   for (size_t k = 0; k < path.size(); ++k) {
     const ResourceId l = path[k];
-    batch_member_on_[l] = kNone;
+    resources_[l].batch_member = kNone;
     f.slot[k] = static_cast<uint32_t>(on_resource_[l].size());
     on_resource_[l].push_back(id);
   }
@@ -204,25 +207,25 @@ void FairShare::end_batch(uint32_t b, Time now) {
   const Time carried = now - batch.start;
   const double seconds = carried.seconds();
   const bool one_tag = tag_rate_.empty();
+  const bool some_time = carried > Time::zero();
   const auto carry = [&](ResourceId l) {
-    batch_member_on_[l] = kNone;
-    if (one_tag && !recorded_[l] && rate_on_[l] == 0) {
+    Resource& res = resources_[l];
+    res.batch_member = kNone;
+    if (one_tag && !res.recorded && res.rate == 0) {
       // Idle before, with nothing but the total to keep: the same steps, in one pass.
-      const double capacity = capacity_[l];
-      const double rate = std::max(0.0, capacity - (capacity - x));
-      Usage& use = usage_[l];
-      use.peak = std::max(use.peak, rate / capacity);
-      if (carried > Time::zero() && rate > 0) {
-        use.amount += rate * seconds;
-        use.busy += carried;
+      const double rate = std::max(0.0, res.capacity - (res.capacity - x));
+      res.usage.peak = std::max(res.usage.peak, rate / res.capacity);
+      if (some_time && rate > 0) {
+        res.usage.amount += rate * seconds;
+        res.usage.busy += carried;
       }
-      updated_on_[l] = now;
+      res.updated = now;
       return;
     }
     solve_alone(l, x, batch.tag, batch.start);
     // A recorded resource goes idle through solve_dirty, as it would one by one, so that a flow
     // starting on it now leaves the same history.
-    if (recorded_[l])
+    if (res.recorded)
       dirty_.push_back(l);
     else
       solve_idle(l, now);
@@ -244,27 +247,28 @@ void FairShare::release_batch(uint32_t b) {
 }
 
 inline void FairShare::flush_resource(ResourceId l, Time now) {
-  const Time dt = now - updated_on_[l];
-  if (dt > Time::zero() && rate_on_[l] > 0) {
-    usage_[l].amount += rate_on_[l] * dt.seconds();
-    usage_[l].busy += dt;
+  Resource& res = resources_[l];
+  const Time dt = now - res.updated;
+  if (dt > Time::zero() && res.rate > 0) {
+    res.usage.amount += res.rate * dt.seconds();
+    res.usage.busy += dt;
     for (uint32_t t = 0; t < tag_rate_.size(); ++t)
       if (tag_rate_[t][l] > 0) {
         tag_usage_[t][l].amount += tag_rate_[t][l] * dt.seconds();
         tag_usage_[t][l].busy += dt;
       }
   }
-  updated_on_[l] = now;
+  res.updated = now;
 }
 
 void FairShare::record_rates(std::span<const ResourceId> resources) {
   for (const ResourceId l : resources)
-    recorded_[l] = 1;
+    resources_[l].recorded = true;
 }
 
 void FairShare::note_rate(ResourceId l, Time now) {
   auto& h = history_[l];
-  const double utilization = rate_on_[l] / capacity_[l];
+  const double utilization = resources_[l].rate / resources_[l].capacity;
   if (!h.empty() && h.back().second == utilization) return;
   if (!h.empty() && h.back().first == now)
     h.back().second = utilization;
@@ -277,7 +281,7 @@ void FairShare::flush_usage(Time now) {
     if (batches_[b].solved)
       for (const ActivityId id : batches_[b].members)
         if (in_batch(id, b)) leave_batch(id);
-  for (ResourceId l = 0; l < capacity_.size(); ++l)
+  for (ResourceId l = 0; l < resources_.size(); ++l)
     flush_resource(l, now);
 }
 
@@ -358,10 +362,35 @@ void FairShare::complete(Time now, std::vector<ActivityId>& done) {
   if (std::is_sorted(begin, done.end(), std::greater<>()))
     std::reverse(begin, done.end());
   else
-    std::sort(begin, done.end());
+    sort_ids(std::span(begin, done.end()));
   for (size_t i = first; i < done.size(); ++i)
     detach(done[i]);
   solved_at_ = now;
+}
+
+// Distinct ids in ascending order. Many within a narrow range (the flows of many steps ending
+// together) are marked in a bitmap and read back in order, in time linear in their count and
+// range; others are sorted.
+void FairShare::sort_ids(std::span<ActivityId> ids) {
+  constexpr size_t kFew = 64;
+  if (ids.size() < kFew) {
+    std::sort(ids.begin(), ids.end());
+    return;
+  }
+  const auto [lowest, highest] = std::minmax_element(ids.begin(), ids.end());
+  const ActivityId low = *lowest;
+  const size_t words = (*highest - low) / 64 + 1;
+  if (words > ids.size()) {
+    std::sort(ids.begin(), ids.end());
+    return;
+  }
+  id_bits_.assign(words, 0);
+  for (const ActivityId id : ids)
+    id_bits_[(id - low) / 64] |= uint64_t{1} << ((id - low) % 64);
+  size_t k = 0;
+  for (size_t w = 0; w < words; ++w)
+    for (uint64_t bits = id_bits_[w]; bits != 0; bits &= bits - 1)
+      ids[k++] = low + static_cast<ActivityId>(w * 64 + std::countr_zero(bits));
 }
 
 void FairShare::solve_dirty(Time now) {
@@ -375,7 +404,7 @@ void FairShare::solve_dirty(Time now) {
     if (solved_round_[seed] == round_) continue;  // its component is already solved
     if (on_resource_[seed].empty()) {
       // Unless a batch started on it since it went idle: its rate counts from the batch's start.
-      if (batch_member_on_[seed] == kNone) solve_idle(seed, now);
+      if (resources_[seed].batch_member == kNone) solve_idle(seed, now);
       continue;
     }
     // Collect the component of `seed`: resources and activities reachable through shared resources.
@@ -404,20 +433,20 @@ void FairShare::solve_dirty(Time now) {
 // `r` carries one activity, alone at `rate` from `now`: what solve_component does for it.
 void FairShare::solve_alone(ResourceId l, double rate, uint32_t tag, Time now) {
   flush_resource(l, now);
-  residual_[l] = capacity_[l] - rate;
+  residual_[l] = resources_[l].capacity - rate;
   settle(l, now);
   if (tag_rate_.empty()) return;
   for (auto& rates : tag_rate_)
     rates[l] = 0;
   tag_rate_[tag][l] = rate;
   Usage& st = tag_usage_[tag][l];
-  st.peak = std::max(st.peak, rate / capacity_[l]);
+  st.peak = std::max(st.peak, rate / resources_[l].capacity);
 }
 
 // A resource left with no activity: a component of its own, with no rate.
 void FairShare::solve_idle(ResourceId l, Time now) {
   flush_resource(l, now);
-  residual_[l] = capacity_[l];
+  residual_[l] = resources_[l].capacity;
   settle(l, now);
   for (auto& rates : tag_rate_)
     rates[l] = 0;
@@ -426,15 +455,16 @@ void FairShare::solve_idle(ResourceId l, Time now) {
 
 // The rate through `l` once its residual capacity is known: usage, peak and recorded history.
 inline void FairShare::settle(ResourceId l, Time now) {
-  rate_on_[l] = std::max(0.0, capacity_[l] - residual_[l]);
-  usage_[l].peak = std::max(usage_[l].peak, rate_on_[l] / capacity_[l]);
-  if (recorded_[l]) note_rate(l, now);
+  Resource& res = resources_[l];
+  res.rate = std::max(0.0, res.capacity - residual_[l]);
+  res.usage.peak = std::max(res.usage.peak, res.rate / res.capacity);
+  if (res.recorded) note_rate(l, now);
 }
 
 void FairShare::solve_component(Time now) {
   for (const ResourceId l : comp_resources_) {
     flush_resource(l, now);
-    residual_[l] = capacity_[l];
+    residual_[l] = resources_[l].capacity;
     unfrozen_on_[l] = static_cast<uint32_t>(on_resource_[l].size());
   }
   for (const ActivityId id : comp_activities_) {
@@ -480,7 +510,7 @@ void FairShare::solve_component(Time now) {
     for (const ResourceId l : comp_resources_)
       for (uint32_t t = 0; t < tag_rate_.size(); ++t) {
         Usage& st = tag_usage_[t][l];
-        st.peak = std::max(st.peak, tag_rate_[t][l] / capacity_[l]);
+        st.peak = std::max(st.peak, tag_rate_[t][l] / resources_[l].capacity);
       }
   }
 }

@@ -71,7 +71,8 @@ class FairShare {
 
   // Starts amounts.size() activities as a batch (see above): activity i has amounts[i] units on
   // links[path_begin[i], path_begin[i + 1]). The same as start() for each in order (their ids,
-  // appended to `ids`, and every later result included).
+  // appended to `ids`, and every later result included). `links` and `path_begin` are kept, not
+  // copied: they must stay valid until every activity of the batch has ended.
   void start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
                    std::span<const double> amounts, Time now, uint32_t tag,
                    std::vector<ActivityId>& ids);
@@ -93,13 +94,13 @@ class FairShare {
   // Brings the usage and rate history up to `now`: call it before reading them, since a batch in
   // flight accounts for its resources only when it ends.
   void flush_usage(Time now);
-  const Usage& usage(ResourceId r) const { return usage_[r]; }
+  const Usage& usage(ResourceId r) const { return resources_[r].usage; }
   // The usage by the activities of one tag (busy: time with one of them on r; peak: their highest
   // combined rate / capacity). With one tag, the same as usage(r).
   const Usage& usage(ResourceId r, uint32_t tag) const {
-    return tags_ > 1 ? tag_usage_[tag][r] : usage_[r];
+    return tags_ > 1 ? tag_usage_[tag][r] : resources_[r].usage;
   }
-  size_t resource_count() const { return capacity_.size(); }
+  size_t resource_count() const { return resources_.size(); }
 
   // Keeps the utilisation of `resources` over time from now on (for a timeline).
   void record_rates(std::span<const ResourceId> resources);
@@ -134,8 +135,8 @@ class FairShare {
     // With none in it, it is freed when its entry is popped.
     std::vector<ActivityId> members;
     size_t left = 0;
-    std::vector<ResourceId> links;  // path i: links[begin[i], begin[i + 1])
-    std::vector<uint32_t> begin;
+    std::span<const ResourceId> links;  // path i: links[begin[i], begin[i + 1]), the caller's
+    std::span<const uint32_t> begin;
     double amount = 0, rate = 0;  // each member's units and rate
     Time start, end;
     uint32_t tag = 0;
@@ -154,6 +155,7 @@ class FairShare {
   void leave_batch(ActivityId id);
   void end_batch(uint32_t b, Time now);
   void release_batch(uint32_t b);
+  void sort_ids(std::span<ActivityId> ids);
   Time solve_and_peek();
   bool valid(std::pair<uint32_t, uint32_t> key) const;
   void solve_dirty(Time now);
@@ -166,17 +168,21 @@ class FairShare {
   void flush_resource(ResourceId r, Time now);
   void note_rate(ResourceId r, Time now);
 
-  std::vector<double> capacity_;
+  // What is kept per resource, together since a batch's start and end read most of it.
+  struct Resource {
+    double capacity = 0;  // units per second
+    double rate = 0;      // the rate through it since `updated` (as last solved)
+    Time updated;         // when `usage` was last brought up to date
+    Usage usage;
+    ActivityId batch_member = kNone;  // the batch member on it, if any
+    bool recorded = false;            // keep its rate history
+  };
+  std::vector<Resource> resources_;
   std::vector<std::vector<ActivityId>> on_resource_;
-  std::vector<ActivityId> batch_member_on_;  // per resource: the batch member on it, or kNone
-  std::vector<double> rate_on_;
-  std::vector<Time> updated_on_;
-  std::vector<Usage> usage_;
   uint32_t tags_ = 1;
   std::vector<std::vector<Usage>> tag_usage_;  // [tag][resource], with more than one tag
   std::vector<std::vector<double>> tag_rate_;  // [tag][resource]
   std::vector<std::vector<std::pair<Time, double>>> history_;  // per resource
-  std::vector<char> recorded_;                                 // per resource: keep its history
 
   std::vector<Activity> activities_;
   std::vector<ActivityId> free_;
@@ -195,6 +201,7 @@ class FairShare {
   std::vector<double> residual_;
   std::vector<uint32_t> unfrozen_on_;
   std::vector<char> frozen_;
+  std::vector<uint64_t> id_bits_;  // sort_ids' bitmap
 
   // (completion, (activity, version)) or (completion, (kBatchKey | batch, 0)): one per batch
   using Entry = std::pair<Time, std::pair<uint32_t, uint32_t>>;

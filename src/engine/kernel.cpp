@@ -11,6 +11,37 @@ void Kernel::refuse_past() {
   throw std::logic_error("Kernel::at: an event in the past");
 }
 
+// A new run of one event at `when`, the latest scheduled.
+void Kernel::push_run(Time when, Event event) {
+  uint32_t r;
+  if (!free_runs_.empty()) {
+    r = free_runs_.back();
+    free_runs_.pop_back();
+  } else {
+    r = static_cast<uint32_t>(runs_.size());
+    runs_.emplace_back();
+  }
+  runs_[r].events.push_back(event);
+  push_timed({key(when, seq_++), r});
+  last_run_ = r;
+  last_time_ = when;
+}
+
+// The earliest pending event, taken out of its run; a run with none left leaves the heap.
+Event Kernel::pop_event() {
+  const uint32_t r = timed_.front().run;
+  Run& run = runs_[r];
+  const Event event = run.events[run.next++];
+  if (run.next == run.events.size()) {
+    run.events.clear();
+    run.next = 0;
+    free_runs_.push_back(r);
+    if (last_run_ == r) last_run_ = kNoRun;
+    pop_timed();
+  }
+  return event;
+}
+
 void Kernel::push_timed(Timed t) {
   size_t at = timed_.size();
   timed_.push_back(t);

@@ -40,7 +40,10 @@ class Kernel {
   // Fires `event` at `when` (not before now()).
   void at(Time when, Event event) {
     if (when < now_) refuse_past();
-    push_timed({when, seq_++, event});
+    if (last_run_ != kNoRun && when == last_time_)
+      runs_[last_run_].events.push_back(event);
+    else
+      push_run(when, event);
   }
   void after(Time delay, Event event) { at(now_ + delay, event); }
 
@@ -48,16 +51,19 @@ class Kernel {
   // last unit is served (at once for no work or an empty path). `tag`: see FairShare::start.
   void start(std::span<const ResourceId> path, double amount, Event done, uint32_t tag = 0) {
     const FairShare::ActivityId id = sharing_.start(path, amount, now_, tag);
+    sharing_changed_ = true;
     if (on_done_.size() <= id) on_done_.resize(id + 1);
     on_done_[id] = done;
   }
 
   // Starts amounts.size() activities now as one batch (FairShare::start_batch), each firing `done`
-  // when it ends: the same as start() for each in order.
+  // when it ends: the same as start() for each in order. `links` and `path_begin` must stay valid
+  // until the last of them has ended.
   void start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
                    std::span<const double> amounts, Event done, uint32_t tag = 0) {
     started_.clear();
     sharing_.start_batch(links, path_begin, amounts, now_, tag, started_);
+    sharing_changed_ = true;
     if (on_done_.size() < sharing_.id_bound()) on_done_.resize(sharing_.id_bound());
     for (const FairShare::ActivityId id : started_)
       on_done_[id] = done;
@@ -71,44 +77,73 @@ class Kernel {
   const FairShare& sharing() const { return sharing_; }
 
  private:
-  struct Timed {
-    Time time;
-    uint64_t seq = 0;  // order of scheduling, for ties
-    Event event;
-    bool operator<(const Timed& o) const { return time != o.time ? time < o.time : seq < o.seq; }
+  // A timed event's place in the order: its time (never negative) in the high 64 bits, its order
+  // of scheduling (for ties) in the low 64, so one unsigned comparison, without branches, orders
+  // by (time, seq).
+  __extension__ typedef unsigned __int128 Key;
+  static Key key(Time time, uint64_t seq) {
+    return (Key{static_cast<uint64_t>(time.ps())} << 64) | seq;
+  }
+  static Time time_of(Key key) { return Time::from_ps(static_cast<int64_t>(key >> 64)); }
+
+  // Events scheduled one after another for one time: they fire in that order, one after another,
+  // since none was scheduled between them. One heap entry stands for the run, keyed by its first.
+  struct Run {
+    std::vector<Event> events;
+    size_t next = 0;  // the next to fire
   };
+  struct Timed {
+    Key key;
+    uint32_t run;
+    bool operator<(const Timed& o) const { return key < o.key; }
+  };
+  static constexpr uint32_t kNoRun = ~uint32_t{0};
 
   [[noreturn]] static void refuse_past();
-  // timed_ is a 4-ary min-heap on (time, seq): half the depth of a binary heap, so fewer moves of
-  // its 32-byte entries per push and pop. (time, seq) is unique, so the order is the same.
+  void push_run(Time when, Event event);
+  Event pop_event();
+  // timed_ is a 4-ary min-heap on the key: half the depth of a binary heap, so fewer moves of its
+  // 32-byte entries per push and pop. The key is unique, so the order is the same.
   void push_timed(Timed t);
   void pop_timed();
 
   FairShare sharing_;
   std::vector<Event> on_done_;  // by activity id
   std::vector<FairShare::ActivityId> done_, started_;
+  // The sharing's next completion is asked again only after an activity started or ended: until
+  // then it is the same.
+  bool sharing_changed_ = true;
+  Time next_completion_;
   std::vector<Timed> timed_;
+  std::vector<Run> runs_;
+  std::vector<uint32_t> free_runs_;
+  uint32_t last_run_ = kNoRun;  // the run the latest event went to, while it is pending
+  Time last_time_;              // its time
   uint64_t seq_ = 0;
   Time now_;
 };
 
 template <class Handler>
 void Kernel::run(Handler&& handle) {
+  sharing_changed_ = true;
   while (true) {
-    const Time activity = sharing_.next_completion();
-    const Time timed = timed_.empty() ? Time::max() : timed_.front().time;
+    if (sharing_changed_) {
+      next_completion_ = sharing_.next_completion();
+      sharing_changed_ = false;
+    }
+    const Time activity = next_completion_;
+    const Time timed = timed_.empty() ? Time::max() : time_of(timed_.front().key);
     if (activity == Time::max() && timed == Time::max()) return;
     if (activity <= timed) {
       now_ = activity;
       done_.clear();
       sharing_.complete(now_, done_);
+      sharing_changed_ = true;
       for (const FairShare::ActivityId id : done_)
         handle(Event(on_done_[id]));  // a copy: the handler may start activities
     } else {
-      const Event event = timed_.front().event;
       now_ = timed;
-      pop_timed();
-      handle(event);
+      handle(pop_event());
     }
   }
 }

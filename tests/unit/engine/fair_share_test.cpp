@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <span>
+#include <utility>
+#include <vector>
+
 namespace orrery::engine {
 namespace {
 
@@ -113,17 +118,31 @@ TEST(FairShare, EmptyFlowsEndAtOnce) {
 
 // Batches: k activities started together. Expectations are those of k start() calls.
 
-// Starts one batch; `paths` lists each member's links.
-std::vector<FairShare::ActivityId> start_batch(FairShare& net,
+// Links of batches laid out as start_batch takes them, each batch's kept until the end (a batch
+// keeps its caller's links, which must outlive it).
+class BatchLinks {
+ public:
+  // Lays out one batch; `paths` lists each member's links.
+  std::pair<std::span<const ResourceId>, std::span<const uint32_t>> add(
+      const std::vector<std::vector<ResourceId>>& paths) {
+    auto& [links, begin] = kept_.emplace_back();
+    for (const auto& p : paths) {
+      begin.push_back(static_cast<uint32_t>(links.size()));
+      links.insert(links.end(), p.begin(), p.end());
+    }
+    begin.push_back(static_cast<uint32_t>(links.size()));
+    return {links, begin};
+  }
+
+ private:
+  std::deque<std::pair<std::vector<ResourceId>, std::vector<uint32_t>>> kept_;
+};
+
+// Starts one batch on `net`, its links kept in `kept`.
+std::vector<FairShare::ActivityId> start_batch(FairShare& net, BatchLinks& kept,
                                                const std::vector<std::vector<ResourceId>>& paths,
                                                const std::vector<double>& amounts, Time now) {
-  std::vector<ResourceId> links;
-  std::vector<uint32_t> begin;
-  for (const auto& p : paths) {
-    begin.push_back(static_cast<uint32_t>(links.size()));
-    links.insert(links.end(), p.begin(), p.end());
-  }
-  begin.push_back(static_cast<uint32_t>(links.size()));
+  const auto [links, begin] = kept.add(paths);
   std::vector<FairShare::ActivityId> ids;
   net.start_batch(links, begin, amounts, now, 0, ids);
   return ids;
@@ -134,7 +153,8 @@ TEST(FairShareBatch, MembersAloneOnTheirLinksEndTogetherInIdOrder) {
   // 1 s, reported by one complete() as ids 0 then 1 (what two start() calls give); each link
   // carried 1 GB.
   FairShare net({1e9, 1e9, 1e9, 1e9});
-  EXPECT_EQ(start_batch(net, {{0, 1}, {2, 3}}, {1e9, 1e9}, Time::zero()),
+  BatchLinks kept;
+  EXPECT_EQ(start_batch(net, kept, {{0, 1}, {2, 3}}, {1e9, 1e9}, Time::zero()),
             (std::vector<FairShare::ActivityId>{0, 1}));
   EXPECT_EQ(net.next_completion(), ms(1000));
   std::vector<FairShare::ActivityId> done;
@@ -151,7 +171,8 @@ TEST(FairShareBatch, AFlowJoiningOneMemberSlowsThatMemberAlone) {
   // 0 has 0.5 GB left and both run at 0.5 GB/s; the newcomer ends at 1 s with member 1 (which
   // kept 1 GB/s), member 0 then has 0.25 GB left alone at 1 GB/s: done at 1.25 s.
   FairShare net({1e9, 1e9});
-  start_batch(net, {{0}, {1}}, {1e9, 1e9}, Time::zero());
+  BatchLinks kept;
+  start_batch(net, kept, {{0}, {1}}, {1e9, 1e9}, Time::zero());
   EXPECT_EQ(net.next_completion(), ms(1000));
   const ResourceId path[] = {0};
   EXPECT_EQ(net.start(path, 0.25e9, ms(500)), 2u);
@@ -166,7 +187,8 @@ TEST(FairShareBatch, MembersSharingALinkShareItFairly) {
   // Both members cross link 0 (1 GB/s) and a 2 GB/s link of their own: 0.5 GB/s each, 1 GB each
   // done at 2 s; link 0 was full (peak 1), the others half used.
   FairShare net({1e9, 2e9, 2e9});
-  start_batch(net, {{0, 1}, {0, 2}}, {1e9, 1e9}, Time::zero());
+  BatchLinks kept;
+  start_batch(net, kept, {{0, 1}, {0, 2}}, {1e9, 1e9}, Time::zero());
   const auto end = drain(net, 2);
   EXPECT_EQ(end[0], ms(2000));
   EXPECT_EQ(end[1], ms(2000));
@@ -179,8 +201,9 @@ TEST(FairShareBatch, TwoBatchesStartedOnOneLinkAtOnceShareIt) {
   // members on link 0 (ids 0 and 2) leave their batches and share it at 0.5 GB/s, done at 2 s;
   // ids 1 and 3 are alone at 1 GB/s, done at 1 s.
   FairShare net({1e9, 1e9, 1e9});
-  start_batch(net, {{0}, {1}}, {1e9, 1e9}, Time::zero());
-  start_batch(net, {{0}, {2}}, {1e9, 1e9}, Time::zero());
+  BatchLinks kept;
+  start_batch(net, kept, {{0}, {1}}, {1e9, 1e9}, Time::zero());
+  start_batch(net, kept, {{0}, {2}}, {1e9, 1e9}, Time::zero());
   std::vector<FairShare::ActivityId> done;
   EXPECT_EQ(net.next_completion(), ms(1000));
   net.complete(ms(1000), done);
@@ -195,10 +218,43 @@ TEST(FairShareBatch, TwoBatchesStartedOnOneLinkAtOnceShareIt) {
 TEST(FairShareBatch, MembersOfUnequalRatesEndApart) {
   // 1 GB on a 1 GB/s link and 1 GB on a 2 GB/s link: 1 s and 0.5 s.
   FairShare net({1e9, 2e9});
-  start_batch(net, {{0}, {1}}, {1e9, 1e9}, Time::zero());
+  BatchLinks kept;
+  start_batch(net, kept, {{0}, {1}}, {1e9, 1e9}, Time::zero());
   const auto end = drain(net, 2);
   EXPECT_EQ(end[0], ms(1000));
   EXPECT_EQ(end[1], ms(500));
+}
+
+TEST(FairShareBatch, ManyEndingTogetherAreReportedInIdOrder) {
+  // 70 links of 1 GB/s. First 70 activities of 0.5 GB, one per link (ids 0 to 69), end at
+  // 0.5 s; freed ids come back largest first. Then 1 GB on each link: 35 one by one (ids 69 down
+  // to 35) and a batch of 35 (ids 34 down to 0), all alone at 1 GB/s, so all end at 1.5 s, and one
+  // complete() reports ids 0 to 69 in ascending order, as 70 start() calls would.
+  constexpr uint32_t kLinks = 70;
+  FairShare net(std::vector<double>(kLinks, 1e9));
+  for (ResourceId l = 0; l < kLinks; ++l) {
+    const ResourceId path[] = {l};
+    net.start(path, 0.5e9, Time::zero());
+  }
+  std::vector<FairShare::ActivityId> done;
+  EXPECT_EQ(net.next_completion(), ms(500));
+  net.complete(ms(500), done);
+  done.clear();
+  for (ResourceId l = 0; l < kLinks / 2; ++l) {
+    const ResourceId path[] = {l};
+    net.start(path, 1e9, ms(500));
+  }
+  BatchLinks kept;
+  std::vector<std::vector<ResourceId>> paths;
+  for (ResourceId l = kLinks / 2; l < kLinks; ++l)
+    paths.push_back({l});
+  start_batch(net, kept, paths, std::vector<double>(kLinks / 2, 1e9), ms(500));
+  EXPECT_EQ(net.next_completion(), ms(1500));
+  net.complete(ms(1500), done);
+  std::vector<FairShare::ActivityId> ascending(kLinks);
+  for (uint32_t i = 0; i < kLinks; ++i)
+    ascending[i] = i;
+  EXPECT_EQ(done, ascending);
 }
 
 // Starts the same activities in four waves, as batches or one by one, and returns every
@@ -235,6 +291,7 @@ Replay replay(bool batched) {
                                    {ms(600), {{4}, {6}}, {w, w}, {6}},
                                    {ms(900), {{5}, {0}, {2}}, {w, 0.3e9, w}, {}}};
   Replay r;
+  BatchLinks kept;
   std::vector<FairShare::ActivityId> done;
   const auto advance = [&](Time until) {
     for (Time t = net.next_completion(); t <= until && t != Time::max();) {
@@ -254,13 +311,7 @@ Replay replay(bool batched) {
     }
     advance(wave.at);
     if (batched) {
-      std::vector<ResourceId> links;
-      std::vector<uint32_t> begin;
-      for (const auto& p : wave.batch) {
-        begin.push_back(static_cast<uint32_t>(links.size()));
-        links.insert(links.end(), p.begin(), p.end());
-      }
-      begin.push_back(static_cast<uint32_t>(links.size()));
+      const auto [links, begin] = kept.add(wave.batch);
       std::vector<FairShare::ActivityId> ids;
       net.start_batch(links, begin, wave.amounts, wave.at, tag, ids);
     } else {

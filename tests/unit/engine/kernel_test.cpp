@@ -109,6 +109,28 @@ TEST(Kernel, AtOneInstantFlowsEndBeforeTimedEventsWhichKeepTheirOrder) {
   EXPECT_EQ(kernel.now(), ms(1000));
 }
 
+TEST(Kernel, EventsForOneTimeFireInTheOrderScheduledWhateverCameBetween) {
+  // Scheduled in this order: a (2 ms), b (2 ms), c (1 ms), d (2 ms); when a fires it schedules e
+  // for now (2 ms) and f for 3 ms, when e fires g for now. By (time, order of scheduling): c at
+  // 1 ms; a, b, d, e, g at 2 ms (e and g were scheduled after the others); f at 3 ms.
+  Kernel kernel;
+  enum : uint32_t { a, b, c, d, e, f, g };
+  kernel.at(ms(2), {0, a, 0});
+  kernel.at(ms(2), {0, b, 0});
+  kernel.at(ms(1), {0, c, 0});
+  kernel.at(ms(2), {0, d, 0});
+  std::vector<uint32_t> order;
+  kernel.run([&](Event ev) {
+    order.push_back(ev.a);
+    if (ev.a == a) {
+      kernel.after(Time::zero(), {0, e, 0});
+      kernel.at(ms(3), {0, f, 0});
+    }
+    if (ev.a == e) kernel.at(ms(2), {0, g, 0});
+  });
+  EXPECT_EQ(order, (std::vector<uint32_t>{c, a, b, d, e, g, f}));
+}
+
 TEST(Kernel, AFlowNeverEndsEarly) {
   // 1 byte at 3 bytes/s takes 1/3 s = 333,333,333,333.3 ps: the end is rounded up to the next
   // whole picosecond, 333,333,333,334 ps, so the byte is in when the event fires.
