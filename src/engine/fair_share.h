@@ -27,7 +27,7 @@
 //   x_i = min_{r in path_i} C_r        and every resource r of path_i carries x_i of C_r,
 //
 // so the members alone at one rate x (that of the first member alone) end together at
-// t + ceil(W / x). They run as ONE activity: one completion, their paths kept once by the batch,
+// t + ceil(W / x). They run as ONE activity: one completion, their paths the caller's (not copied),
 // no place on their resources' lists, and each resource's usage (x over [t, end)) accounted once,
 // when the batch ends. The others (sharing a resource with each other or with another activity,
 // or at another rate) are started one by one, and a member leaves the batch, becoming an activity
@@ -76,6 +76,10 @@ class FairShare {
   void start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
                    std::span<const double> amounts, Time now, uint32_t tag,
                    std::vector<ActivityId>& ids);
+  // A temporary would be gone before the batch ends.
+  void start_batch(std::vector<ResourceId>&& links, auto&&... rest) = delete;
+  void start_batch(std::span<const ResourceId> links, std::vector<uint32_t>&& path_begin,
+                   auto&&... rest) = delete;
 
   // Keeps usage per tag as well (e.g. one tag per job); call before any activity starts.
   void set_tags(uint32_t tags);

@@ -59,6 +59,10 @@ class Kernel {
   // Starts amounts.size() activities now as one batch (FairShare::start_batch), each firing `done`
   // when it ends: the same as start() for each in order. `links` and `path_begin` must stay valid
   // until the last of them has ended.
+  // A temporary would be gone before the batch ends.
+  void start_batch(std::vector<ResourceId>&& links, auto&&... rest) = delete;
+  void start_batch(std::span<const ResourceId> links, std::vector<uint32_t>&& path_begin,
+                   auto&&... rest) = delete;
   void start_batch(std::span<const ResourceId> links, std::span<const uint32_t> path_begin,
                    std::span<const double> amounts, Event done, uint32_t tag = 0) {
     started_.clear();
