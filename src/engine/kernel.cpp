@@ -27,12 +27,17 @@ void Kernel::push_run(Time when, Event event) {
   last_time_ = when;
 }
 
-// The earliest pending event, taken out of its run; a run with none left leaves the heap.
+// The earliest pending event, taken out of its run; a run with none left leaves the heap. A run
+// that keeps growing while it fires (a chain of events at one instant) drops the events it has
+// fired once they are more than half of it, so that it holds at most twice its pending ones.
 Event Kernel::pop_event() {
   const uint32_t r = timed_.front().run;
   Run& run = runs_[r];
   const Event event = run.events[run.next++];
-  if (run.next == run.events.size()) {
+  if (run.next >= 64 && 2 * run.next > run.events.size() && run.next < run.events.size()) {
+    run.events.erase(run.events.begin(), run.events.begin() + run.next);
+    run.next = 0;
+  } else if (run.next == run.events.size()) {
     run.events.clear();
     run.next = 0;
     free_runs_.push_back(r);

@@ -131,6 +131,30 @@ TEST(Kernel, EventsForOneTimeFireInTheOrderScheduledWhateverCameBetween) {
   EXPECT_EQ(order, (std::vector<uint32_t>{c, a, b, d, e, g, f}));
 }
 
+TEST(Kernel, ALongChainAtOneInstantKeepsItsOrder) {
+  // 100 events at 1 ms scheduled up front; each, when it fires, schedules two more for now until
+  // 10,000 have fired (the run grows while it fires and drops what it has fired along the way),
+  // and one event at 2 ms. Expectation: 1 ms's events in the order scheduled (0, 1, 2, ...: each
+  // handler appends after every earlier one), then the 2 ms event, because the run is one
+  // (time, order of scheduling) queue however often it is compacted.
+  Kernel kernel;
+  for (uint32_t i = 0; i < 100; ++i)
+    kernel.at(ms(1), {0, i, 0});
+  kernel.at(ms(2), {0, 1'000'000, 0});
+  uint32_t scheduled = 100;
+  std::vector<uint32_t> order;
+  kernel.run([&](Event ev) {
+    order.push_back(ev.a);
+    for (int i = 0; i < 2 && scheduled < 10'000; ++i)
+      kernel.after(Time::zero(), {0, scheduled++, 0});
+  });
+  ASSERT_EQ(order.size(), 10'001u);
+  for (uint32_t i = 0; i < 10'000; ++i)
+    ASSERT_EQ(order[i], i);
+  EXPECT_EQ(order.back(), 1'000'000u);
+  EXPECT_EQ(kernel.now(), ms(2));
+}
+
 TEST(Kernel, AFlowNeverEndsEarly) {
   // 1 byte at 3 bytes/s takes 1/3 s = 333,333,333,333.3 ps: the end is rounded up to the next
   // whole picosecond, 333,333,333,334 ps, so the byte is in when the event fires.
