@@ -5,7 +5,6 @@
 // costs.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -14,26 +13,14 @@
 
 #include "hardware/device_file.h"
 #include "hardware/op_cost.h"
+#include "measured_gemm.h"
 #include "test_data.h"
 
 namespace orrery {
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-ComputeDemand gemm(int64_t m, int64_t n, int64_t k, DType type) {
-  ComputeDemand d;
-  d.kind = KernelClass::Gemm;
-  d.dtype = type;
-  d.gemm = {1, m, n, k};
-  d.flop = 2.0 * static_cast<double>(m * n * k);
-  const int64_t operand = type == DType::FP8 ? 1 : 2;
-  d.bytes = static_cast<Bytes>((m * k + k * n) * operand + m * n * 2);
-  return d;
-}
+using test_data::measured_gemm;
+using test_data::median;
 
 struct Errors {
   double whole_rate = 0, per_chunk = 0, signed_whole_rate = 0;
@@ -56,9 +43,10 @@ Errors chunk_errors(const std::string& device_name, const std::string& file) {
   for (const auto& [key, s] : shape) {
     const DType type = key.ends_with("fp8") ? DType::FP8 : DType::BF16;
     const double chunked = median(measured[key]);
-    const double whole = kernel_time(device, gemm(s[0], s[1], s[2], type)).microseconds();
-    const double chunks = static_cast<double>(s[3]) *
-                          kernel_time(device, gemm(s[0] / s[3], s[1], s[2], type)).microseconds();
+    const double whole = kernel_time(device, measured_gemm(s[0], s[1], s[2], type)).microseconds();
+    const double chunks =
+        static_cast<double>(s[3]) *
+        kernel_time(device, measured_gemm(s[0] / s[3], s[1], s[2], type)).microseconds();
     e.whole_rate += std::fabs(whole / chunked - 1);
     e.signed_whole_rate += whole / chunked - 1;
     e.per_chunk += std::fabs(chunks / chunked - 1);

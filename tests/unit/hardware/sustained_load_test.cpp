@@ -12,26 +12,14 @@
 
 #include "hardware/device_file.h"
 #include "hardware/op_cost.h"
+#include "measured_gemm.h"
 #include "test_data.h"
 
 namespace orrery {
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-ComputeDemand gemm(int64_t m, int64_t n, int64_t k, DType type) {
-  ComputeDemand d;
-  d.kind = KernelClass::Gemm;
-  d.dtype = type;
-  d.gemm = {1, m, n, k};
-  d.flop = 2.0 * static_cast<double>(m * n * k);
-  const int64_t operand = type == DType::FP8 ? 1 : 2;
-  d.bytes = static_cast<Bytes>((m * k + k * n) * operand + m * n * 2);  // bf16 output
-  return d;
-}
+using test_data::measured_gemm;
+using test_data::median;
 
 // H100, 8192^3 GEMMs: after an idle pause the first calls run at 1980 MHz; held for 20 s the board
 // sits at 700 W and the SM clock at 1245-1365 MHz. The preset's sustained_matrix is the ratio of
@@ -95,7 +83,8 @@ void expect_gemms_under_load_match(const std::string& device_name, const std::st
     for (const auto& c : test_data::rows(file)) {
       const double measured = std::stod(c[col.index]);
       if (measured < kLaunchBound) continue;
-      const ComputeDemand d = gemm(std::stoll(c[1]), std::stoll(c[2]), std::stoll(c[3]), col.type);
+      const ComputeDemand d =
+          measured_gemm(std::stoll(c[1]), std::stoll(c[2]), std::stoll(c[3]), col.type);
       const double error = kernel_time(device, d).microseconds() / measured - 1;
       EXPECT_LT(std::fabs(error), kLargestBand)
           << col.name << " " << c[0] << " " << c[1] << "x" << c[2] << "x" << c[3];
@@ -146,7 +135,7 @@ TEST(SustainedLoad, Fp8GemmsOfEveryPassShareOneRate) {
     if (measured < kLaunchBound) continue;
     const DType type = c[4] == "fp8" ? DType::FP8 : DType::BF16;
     const double modelled =
-        kernel_time(h100, gemm(std::stoll(c[1]), std::stoll(c[2]), std::stoll(c[3]), type))
+        kernel_time(h100, measured_gemm(std::stoll(c[1]), std::stoll(c[2]), std::stoll(c[3]), type))
             .microseconds();
     Sum& s = by_variant[c[5]];
     s.abs += std::fabs(modelled / measured - 1);

@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "hardware/device_file.h"
 #include "hardware/op_cost.h"
+#include "measured_gemm.h"
 #include "test_data.h"
 
 namespace orrery {
@@ -20,20 +22,26 @@ namespace {
 
 struct Shape {
   int64_t m = 0, n = 0, k = 0;
-  // Mean of the two passes, per "type variant" (fp8 bf16_out, fp8 fp32_accumulate, ...).
-  std::map<std::string, double> us;
+  // Every pass's time, per "type variant" (fp8 bf16_out, fp8 fp32_accumulate, ...).
+  std::map<std::string, std::vector<double>> passes;
+  double us(const std::string& variant) const {  // the mean of the passes
+    const std::vector<double>& v = passes.at(variant);
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  }
 };
 
+// The shapes of a file, keyed by name in its first column, with their m, n, k.
+Shape& shape_of(std::map<std::string, Shape>& out, const std::vector<std::string>& c) {
+  Shape& s = out[c[0]];
+  s.m = std::stoll(c[1]), s.n = std::stoll(c[2]), s.k = std::stoll(c[3]);
+  return s;
+}
+
+// A long file (shape, m, n, k, type, variant, us): one row per pass and variant.
 std::map<std::string, Shape> shapes(const std::string& file) {
   std::map<std::string, Shape> out;
-  std::map<std::string, int> samples;
-  for (const auto& c : test_data::rows(file)) {
-    Shape& s = out[c[0]];
-    s.m = std::stoll(c[1]), s.n = std::stoll(c[2]), s.k = std::stoll(c[3]);
-    const std::string key = c[4] + " " + c[5];
-    const int seen = samples[c[0] + key]++;
-    s.us[key] = (s.us[key] * seen + std::stod(c[6])) / (seen + 1);
-  }
+  for (const auto& c : test_data::rows(file))
+    shape_of(out, c).passes[c[4] + " " + c[5]].push_back(std::stod(c[6]));
   return out;
 }
 
@@ -42,14 +50,7 @@ DType type_of(const std::string& name) {
 }
 
 ComputeDemand wgrad(const Shape& s, DType type, int64_t output_bytes) {
-  ComputeDemand d;
-  d.kind = KernelClass::Gemm;
-  d.dtype = type;
-  d.gemm = {1, s.m, s.n, s.k, output_bytes};
-  d.flop = 2.0 * static_cast<double>(s.m * s.n * s.k);
-  const int64_t operand = type == DType::FP8 ? 1 : 2;
-  d.bytes = static_cast<Bytes>((s.m * s.k + s.k * s.n) * operand + s.m * s.n * output_bytes);
-  return d;
+  return test_data::measured_gemm(s.m, s.n, s.k, type, output_bytes);
 }
 
 // Seconds the 6 bytes a value beyond a 16-bit output would take at the streaming rate.
@@ -65,7 +66,7 @@ double fitted_share(const Device& d, const std::map<std::string, Shape>& data,
                     const std::string& type) {
   double num = 0, den = 0;
   for (const auto& [name, s] : data) {
-    const double extra = s.us.at(type + " fp32_accumulate") - s.us.at(type + " bf16_out");
+    const double extra = s.us(type + " fp32_accumulate") - s.us(type + " bf16_out");
     const double traffic = traffic_us(d, s, 6);
     num += extra * traffic;
     den += traffic * traffic;
@@ -91,15 +92,11 @@ TEST(WgradAccumulate, H100PresetSharesAreTheFit) {
 // mostly hidden too, whichever layout cuBLAS is given.
 TEST(WgradAccumulate, MegatronsOwnCallHidesMostOfItsAccumulation) {
   const Device h100 = load_device("H100-SXM5-80GB");
-  std::map<std::string, Shape> data;
-  std::map<std::string, int> samples;
+  std::map<std::string, Shape> data;  // a wide file: one row per pass, a column per variant
   for (const auto& c : test_data::rows("h100_wgrad_gemmex.csv")) {
-    Shape& s = data[c[0]];
-    s.m = std::stoll(c[1]), s.n = std::stoll(c[2]), s.k = std::stoll(c[3]);
-    const int seen = samples[c[0]]++;
-    s.us["bf16 bf16_out"] = (s.us["bf16 bf16_out"] * seen + std::stod(c[5])) / (seen + 1);
-    s.us["bf16 fp32_accumulate"] =
-        (s.us["bf16 fp32_accumulate"] * seen + std::stod(c[7])) / (seen + 1);
+    Shape& s = shape_of(data, c);
+    s.passes["bf16 bf16_out"].push_back(std::stod(c[5]));
+    s.passes["bf16 fp32_accumulate"].push_back(std::stod(c[7]));
   }
   ASSERT_EQ(data.size(), 36u);
   const double fit = fitted_share(h100, data, "bf16");
@@ -117,7 +114,7 @@ Errors model_errors(const Device& d, const std::map<std::string, Shape>& data,
   Errors e;
   for (const auto& [name, s] : data) {
     const double modelled = kernel_time(d, wgrad(s, type_of(type), output_bytes)).microseconds();
-    const double error = modelled / s.us.at(type + " " + variant) - 1;
+    const double error = modelled / s.us(type + " " + variant) - 1;
     e.mean_abs += std::fabs(error) / static_cast<double>(data.size());
     e.mean_signed += error / static_cast<double>(data.size());
   }
