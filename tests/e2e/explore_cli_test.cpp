@@ -85,23 +85,24 @@ TEST(ExploreCli, DatabaseOfAnotherBuildIsRefused) {
   TempDir dir;
   const std::string db = (dir.path() / "sweep.sqlite").string();
   ASSERT_EQ(orrery(kSmall + " --db " + db).status, 0);
-  sqlite3* handle = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(handle, "UPDATE meta SET value = '0123456789ab' WHERE key = 'build'",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  EXPECT_EQ(sqlite3_changes(handle), 1);
-  sqlite3_close(handle);
+  // Edits the database's meta rows as another Orrery would have left them; the rows it changed.
+  const auto edit_meta = [&](const char* sql) {
+    sqlite3* handle = nullptr;
+    int changed = -1;
+    if (sqlite3_open(db.c_str(), &handle) == SQLITE_OK &&
+        sqlite3_exec(handle, sql, nullptr, nullptr, nullptr) == SQLITE_OK)
+      changed = sqlite3_changes(handle);
+    sqlite3_close(handle);
+    return changed;
+  };
+  ASSERT_EQ(edit_meta("UPDATE meta SET value = '0123456789ab' WHERE key = 'build'"), 1);
   const CliRun again = orrery(kSmall + " --db " + db);
   EXPECT_EQ(again.status, 2);
   EXPECT_NE(again.err.find("holds a search with build '0123456789ab', this one has '"),
             std::string::npos)
       << again.err;
   // A database of an Orrery that recorded no build at all: refused the same way.
-  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(handle, "DELETE FROM meta WHERE key = 'build'", nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(handle);
+  ASSERT_EQ(edit_meta("DELETE FROM meta WHERE key = 'build'"), 1);
   const CliRun older = orrery(kSmall + " --db " + db);
   EXPECT_EQ(older.status, 2);
   EXPECT_NE(older.err.find("holds a search of an older Orrery, which recorded no build"),
