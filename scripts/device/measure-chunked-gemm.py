@@ -22,57 +22,11 @@ import time
 import torch
 import torch.nn.functional as F
 
+from gpu_timing import clocks, log, timed
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 DEV = torch.device("cuda")
 torch.manual_seed(0)
-
-
-def log(*args):
-    print(*args, flush=True)
-
-
-try:
-    import pynvml
-
-    pynvml.nvmlInit()
-    NV = pynvml.nvmlDeviceGetHandleByIndex(0)
-except Exception as exc:  # the timings stand without NVML
-    log("nvml unavailable:", exc)
-    NV = None
-
-
-def clocks():
-    if NV is None:
-        return {}
-    try:
-        return {"sm_mhz": pynvml.nvmlDeviceGetClockInfo(NV, pynvml.NVML_CLOCK_SM),
-                "power_w": round(pynvml.nvmlDeviceGetPowerUsage(NV) / 1000.0, 1)}
-    except Exception:
-        return {}
-
-
-def timed(fn, min_group_s=0.004, groups=9):
-    """Median seconds per call of fn: groups of back-to-back calls between two CUDA events."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    fn()
-    torch.cuda.synchronize()
-    one = max(time.perf_counter() - start, 1e-6)
-    n = max(1, min(200, int(min_group_s / one)))
-    samples = []
-    for _ in range(groups):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(n):
-            fn()
-        e.record()
-        e.synchronize()
-        samples.append(s.elapsed_time(e) * 1e-3 / n)
-    samples.sort()
-    return samples[len(samples) // 2]
 
 
 def gemm(m, n, k, dtype, fast, chunks):
