@@ -32,6 +32,7 @@ Topology with_params(const Topology& base, size_t d, const Dimension& original, 
   dims[d].efficiency = p.efficiency;
   dims[d].latency = original.latency.scaled(p.scale);
   dims[d].base_latency = original.base_latency.scaled(p.scale);
+  dims[d].rendezvous_latency = original.rendezvous_latency.scaled(p.scale);
   Topology t(std::move(dims));
   t.set_gpu_memory(base.gpu_memory());
   t.set_reduction_memory(base.reduction_memory());
@@ -84,7 +85,8 @@ Params fit_dimension(const Topology& current, size_t d,
   const auto price = [&](X x) {
     return predict(with_params(current, d, original, {1 / x.u, x.k}), series);
   };
-  const Time longest = std::max(original.latency, original.base_latency);
+  const Time longest =
+      std::max({original.latency, original.base_latency, original.rendezvous_latency});
   const double max_scale = longest > Time::zero() ? 1.0 / longest.seconds() : 1.0;
   const double max_inverse = 1 / kMinEfficiency;
   const auto clamp = [&](X p) {

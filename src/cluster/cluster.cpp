@@ -57,7 +57,7 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
       node,
       {"name", "kind", "size", "shape", "bandwidth", "latency", "base_latency", "efficiency",
        "nvls", "nvls_efficiency", "channels", "nvls_channels", "rails", "servers_per_leaf",
-       "oversubscription", "ll_busbw_two_servers", "ll_busbw_more_servers"},
+       "oversubscription", "ll_busbw_two_servers", "ll_busbw_more_servers", "rendezvous_latency"},
       where);
   const std::string kind = r.scalar(r.required(node, "kind", where));
   Dimension dim;
@@ -69,7 +69,8 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
     r.fail(bandwidth,
            "expected a bandwidth between 1 MB/s and 1 PB/s, found '" + r.scalar(bandwidth) + "'");
   for (const auto& [key, field] : {std::pair<const char*, Time*>{"latency", &dim.latency},
-                                   {"base_latency", &dim.base_latency}}) {
+                                   {"base_latency", &dim.base_latency},
+                                   {"rendezvous_latency", &dim.rendezvous_latency}}) {
     if (!node[key]) continue;
     *field = r.quantity(node[key], parse_duration);
     if (*field < Time::zero() || *field > Time::from_seconds(1))
@@ -92,6 +93,7 @@ std::vector<Dimension> parse_dimension(const YamlFields& r, const YAML::Node& no
     only("oversubscription", "fat-tree dimensions");
     only("ll_busbw_two_servers", "fat-tree dimensions");
     only("ll_busbw_more_servers", "fat-tree dimensions");
+    only("rendezvous_latency", "fat-tree dimensions");
   }
   if (kind != "torus") only("shape", "torus dimensions");
 

@@ -109,6 +109,8 @@ std::string cluster_yaml(const Cluster& c, const std::vector<std::string>& comme
       out << YAML::Key << "rails" << YAML::Value << d.rails;
       out << YAML::Key << "servers_per_leaf" << YAML::Value << d.servers_per_leaf;
       out << YAML::Key << "oversubscription" << YAML::Value << number_text(d.oversubscription);
+      out << YAML::Key << "rendezvous_latency" << YAML::Value
+          << format_duration_exact(d.rendezvous_latency);
       if (d.ll_busbw_two_servers)
         out << YAML::Key << "ll_busbw_two_servers" << YAML::Value
             << format_bandwidth_exact(*d.ll_busbw_two_servers, false);

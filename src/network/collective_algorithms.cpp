@@ -134,6 +134,13 @@ Time collective_base_latency(const Topology& t, const GroupShape& g) {
   return base;
 }
 
+Time collective_rendezvous_latency(const Topology& t, const GroupShape& g) {
+  Time rendezvous;
+  for (size_t d = 0; d < g.span.size(); ++d)
+    if (g.span[d] > 1) rendezvous = std::max(rendezvous, t[d].rendezvous_latency);
+  return rendezvous;
+}
+
 bool can_run(const Topology& t, Algorithm a, CollectiveKind kind, const GroupShape& g) {
   switch (a) {
     case Algorithm::Ring:

@@ -107,8 +107,10 @@ Time nvls_tree_latency(const Topology& topology, const GroupShape& shape);
 Time tree_latency(const Topology& topology, const GroupShape& shape);
 // ... of which the hops across the outermost dimension: 2 ceil(log2 k) a_out;
 Time tree_outer_latency(const Topology& topology, const GroupShape& shape);
-// every collective: the largest base latency of the dimensions it spans, once per call.
+// every collective: the largest base latency of the dimensions it spans, once per call, and the
+// largest rendezvous latency (fat-trees), once per call too.
 Time collective_base_latency(const Topology& topology, const GroupShape& shape);
+Time collective_rendezvous_latency(const Topology& topology, const GroupShape& shape);
 
 // Why `algorithm` cannot run `kind` on `shape` (for warnings when a forced one falls back).
 std::string unavailable_reason(const Topology& topology, Algorithm algorithm, CollectiveKind kind,

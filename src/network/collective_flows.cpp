@@ -389,9 +389,10 @@ FlowStep direct_exchange_frame(const Topology& t, CollectiveKind kind,
 
 void append_base_latency(const Topology& t, const GroupShape& shape, std::vector<FlowStep>& steps) {
   const Time base = collective_base_latency(t, shape);
-  if (base == Time::zero()) return;
+  const Time rendezvous = collective_rendezvous_latency(t, shape);
+  if (base == Time::zero() && rendezvous == Time::zero()) return;
   FlowStep last;
-  last.runs = {{1, base}};
+  last.runs = {{.latency = base, .fixed = rendezvous}};
   last.base = true;
   steps.push_back(std::move(last));
 }
@@ -456,7 +457,7 @@ std::vector<RoutedStep> route_steps(const Topology& t, const LinkGraph& links,
       if (r.count < 1) continue;
       RoutedStep run = s;
       run.repeat = r.count;
-      run.latency = r.latency.value_or(route_latency).scaled(r.latency_scale);
+      run.latency = r.latency.value_or(route_latency).scaled(r.latency_scale) + r.fixed;
       routed.push_back(std::move(run));
     }
   }

@@ -52,11 +52,14 @@ struct Transfer {
 // the largest latency of the transfers' routes).
 // `network`: the latency is a network (NIC and proxy) hop's, which protocols scale by their own
 // network ratios (network/protocol.h); latency_scale: the protocol's factor, set by flow_plan().
+// `fixed`: a latency after the scaled one that no protocol scales (the base step's network
+// rendezvous, collective_rendezvous_latency()).
 struct StepRun {
   int64_t count = 1;
   std::optional<Time> latency;
   bool network = false;
   double latency_scale = 1;
+  Time fixed = Time::zero();
 };
 
 // How a step's transfer sizes follow the message size S: a transfer of u units carries

@@ -52,6 +52,7 @@ CollectiveModel::CollectiveModel(const LinkGraph& links, std::vector<std::vector
 CollectiveModel::CollectiveModel(const LinkGraph& links, GroupKind kind)
     : links_(links), kind_(std::move(kind)) {
   shape_ = kind_.compact ? kind_.shape : shape_of(links_.topology(), kind_.groups.front());
+  rendezvous_ = collective_rendezvous_latency(links_.topology(), shape_);
   if (!kind_.compact) return;
   const int64_t g = kind_.server_gpus;
   local_.emplace(links_.topology(), static_cast<int64_t>(kind_.servers.size()) * g);
@@ -338,19 +339,22 @@ double CollectiveModel::latency_factor(Algorithm a, CollectiveKind kind, Protoco
 Time CollectiveModel::latency_with(Algorithm a, CollectiveKind kind, Protocol p) const {
   const Topology& t = topology();
   const ProtocolTerms& terms_p = terms(p);
+  // The network's rendezvous (rendezvous_) is paid once per call, whatever the algorithm and the
+  // protocol.
   const Time base = collective_base_latency(t, shape_).scaled(terms_p.base_scale);
-  if (a == Algorithm::NvlsTree) return base + nvls_tree_latency(t, shape_);
+  if (a == Algorithm::NvlsTree) return rendezvous_ + base + nvls_tree_latency(t, shape_);
   if (a == Algorithm::Tree) {
     // The hops across the outermost dimension at the protocol's tree scale, the chains inside at
     // their hop scale.
     const Time across = tree_outer_latency(t, shape_);
     const int out = shape_.outermost();
     const bool network = out >= 0 && is_network(t, static_cast<size_t>(out));
-    return base + across.scaled(network ? terms_p.tree_network_hop_scale : terms_p.hop_scale) +
+    return rendezvous_ + base +
+           across.scaled(network ? terms_p.tree_network_hop_scale : terms_p.hop_scale) +
            (tree_latency(t, shape_) - across).scaled(terms_p.hop_scale);
   }
   const Time total = totals(a, kind).latency[static_cast<size_t>(p)];
-  return total.scaled(latency_factor(a, kind, p));
+  return rendezvous_ + total.scaled(latency_factor(a, kind, p));
 }
 
 Time CollectiveModel::time_with(Algorithm a, CollectiveKind kind, double s, Protocol p) const {

@@ -134,6 +134,7 @@ class CollectiveModel {
   std::optional<LinkGraph> local_;
   std::vector<std::vector<int64_t>> local_groups_;
   GroupShape shape_;
+  Time rendezvous_;  // the network's, once per call (collective_rendezvous_latency)
   mutable int64_t routed_ = 0;
   mutable std::map<std::pair<Algorithm, CollectiveKind>, std::vector<Step>> profiles_;
   mutable std::map<std::pair<Algorithm, CollectiveKind>, Totals> totals_;

@@ -60,6 +60,12 @@ struct Dimension {
   // GB/s; docs/references/nccl-tuning.md); no cap where unset.
   std::optional<Bandwidth> ll_busbw_two_servers;
   std::optional<Bandwidth> ll_busbw_more_servers;
+  // FatTree: what a collective call across servers pays once for the rendezvous of NCCL's
+  // network transport, which is receiver-driven: before the first send the receiver's proxy posts
+  // a buffer and writes its address to the sender, one more trip through NICs and proxies than
+  // the hop itself (the later hops' buffers are posted while the first is in flight). NCCL's
+  // tuning tables leave it out; no protocol scales it.
+  Time rendezvous_latency;
 
   Bandwidth effective() const { return link_bandwidth * efficiency; }
   bool operator==(const Dimension&) const = default;

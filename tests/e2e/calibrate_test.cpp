@@ -165,7 +165,8 @@ std::string h100_with(const std::string& nvswitch, const std::string& fabric) {
 }
 
 const std::string kH100Switch = "latency: 3.42 us, base_latency: 8.46 us, efficiency: 0.9";
-const std::string kH100Fabric = "latency: 14 us, base_latency: 8.46 us, efficiency: 0.94";
+const std::string kH100Fabric =
+    "latency: 14 us, base_latency: 8.46 us, rendezvous_latency: 7 us, efficiency: 0.94";
 
 TEST(Calibrate, H100MeasurementsGiveAFileThatLoadsAndReproducesTheErrors) {
   TempDir dir;
@@ -267,7 +268,8 @@ TEST(Calibrate, FitsTheFabricFromMultiNodeLogsAfterTheNvswitch) {
   TempDir dir;
   const fs::path known = dir.path() / "known.yaml";
   std::ofstream(known) << h100_with("latency: 4.104 us, base_latency: 10.152 us, efficiency: 0.8",
-                                    "latency: 21 us, base_latency: 12.69 us, efficiency: 0.85");
+                                    "latency: 21 us, base_latency: 12.69 us, "
+                                    "rendezvous_latency: 10.5 us, efficiency: 0.85");
   const std::vector<Log> logs = {
       predicted_log(dir.path() / "ar8.log", known.string(), "all_reduce", 8),
       predicted_log(dir.path() / "ag16.log", known.string(), "all_gather", 16),

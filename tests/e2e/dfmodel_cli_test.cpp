@@ -438,6 +438,8 @@ TEST(DfmodelCli, RankByEventPicksTheFastestReCheckedMapping) {
 // The default 10 re-checks reach PP 128 x DP 32, the seed's own mapping (1 layer per stage, where
 // DFModel's bubble is the schedule's), and PP 512 to 2048, which the event simulator refuses (PP x
 // micro-batches x the layers of a pass exceed the tasks it holds): no event time, one warning.
+// In event mode PP 128 and PP 64 (DFModel's second) come out within 0.1 % of each other, so the
+// winner is either.
 TEST(DfmodelCli, RankByEventSkipsMappingsTheSimulatorRefuses) {
   TempDir dir;
   const std::string free =
@@ -446,7 +448,11 @@ TEST(DfmodelCli, RankByEventSkipsMappingsTheSimulatorRefuses) {
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["alternatives"].size(), 10u);
-  EXPECT_EQ(j["alternatives"][0]["pp"], 128);
+  const int winner = j["alternatives"][0]["pp"].get<int>();
+  EXPECT_TRUE(winner == 128 || winner == 64) << winner;
+  EXPECT_NEAR(j["alternatives"][0]["event_time_s"].get<double>(),
+              j["alternatives"][1]["event_time_s"].get<double>(),
+              1e-3 * j["alternatives"][0]["event_time_s"].get<double>());
   for (size_t i = 7; i < 10; ++i)
     EXPECT_FALSE(j["alternatives"][i].contains("event_time_s")) << j["alternatives"][i];
   ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];

@@ -40,6 +40,7 @@ TEST(Cluster, MinimalFileGetsDocumentedDefaults) {
   EXPECT_EQ(c.network[0].efficiency, 1.0);
   EXPECT_EQ(c.network[1].servers_per_leaf, 0);
   EXPECT_EQ(c.network[1].oversubscription, 1.0);
+  EXPECT_EQ(c.network[1].rendezvous_latency, Time::zero());
   EXPECT_EQ(c.scale_out(), 1u);
   EXPECT_EQ(c.placement, (std::vector<std::string>{"tp", "ep", "dp", "pp"}));
   // Per-GPU scale-out bandwidth: 2 NICs x 25 GB/s shared by 4 GPUs.
@@ -67,6 +68,10 @@ TEST(Cluster, PresetsMatchTheirDatasheets) {
   EXPECT_DOUBLE_EQ(simai.network[0].effective().in_gib_per_second(), 360);
   EXPECT_DOUBLE_EQ(simai.network[1].effective().in_gib_per_second(), 48.5);
   EXPECT_EQ(simai.network[1].rails, 8);
+  EXPECT_EQ(simai.network[1].rendezvous_latency, Time::zero());  // SimAI's numbers stay its own
+  for (const char* nccl_on_ib : {"dgx-a100", "hgx-h100", "hgx-h100-roce400", "hgx-h200"})
+    EXPECT_EQ(load_cluster(nccl_on_ib).network[1].rendezvous_latency, Time::from_us(7))
+        << nccl_on_ib;
   const Cluster a100 = load_cluster("dgx-a100");
   EXPECT_DOUBLE_EQ(a100.network[0].link_bandwidth.in_gb_per_second(), 300);
   EXPECT_DOUBLE_EQ(a100.network[1].link_bandwidth.in_gb_per_second(), 25);  // 200 Gb/s HDR
@@ -236,6 +241,11 @@ TEST(Cluster, ErrorsNameTheLineAndTheExpectation) {
   std::string nvls_on_tree = kMinimal;
   nvls_on_tree += "    nvls: true\n";
   EXPECT_EQ(error_of(nvls_on_tree), "c.yaml:10: 'nvls' applies only to switch dimensions");
+  std::string rendezvous_on_switch = kMinimal;
+  rendezvous_on_switch.insert(rendezvous_on_switch.find("  - kind: fat-tree"),
+                              "    rendezvous_latency: 7 us\n");
+  EXPECT_EQ(error_of(rendezvous_on_switch),
+            "c.yaml:6: 'rendezvous_latency' applies only to fat-tree dimensions");
   EXPECT_EQ(error_of("name: x\nnetwork:\n  - kind: switch\n    size: 0\n    bandwidth: 1 GB/s\n"
                      "  - kind: switch\n    size: 2\n    bandwidth: 1 GB/s\n"),
             "c.yaml:3: expected a consistent network: dimension 'switch': only the outermost "

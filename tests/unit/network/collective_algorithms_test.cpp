@@ -141,6 +141,29 @@ TEST(Tree, LogLatencyAndHalfTheNetworkTrafficOnTwoServers) {
   EXPECT_LT(small, us(2 * 6 * 5 + 1));
 }
 
+TEST(Rendezvous, EveryCallAcrossServersPaysItOnceWhateverTheAlgorithm) {
+  // two_tier() with a 7 us rendezvous on its fat-tree: a call spanning servers takes exactly
+  // 7 us longer, however many network hops its algorithm makes (the later hops' buffers are
+  // posted while the first is in flight), and one inside a server nothing more.
+  Topology with = two_tier();
+  {
+    std::vector<Dimension> dims = with.dimensions();
+    dims[1].rendezvous_latency = us(7);
+    with = Topology(dims);
+    with.set_ideal_links(true);
+  }
+  for (const Algorithm a :
+       {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::HalvingDoubling})
+    for (const int64_t n : {16, 64})
+      EXPECT_EQ(run(a, CollectiveKind::AllReduce, 1 << 20, ranks(n), with),
+                run(a, CollectiveKind::AllReduce, 1 << 20, ranks(n)) + us(7))
+          << to_string(a) << " on " << n;
+  EXPECT_EQ(run(Algorithm::Direct, CollectiveKind::AllToAll, 1 << 20, ranks(16), with),
+            run(Algorithm::Direct, CollectiveKind::AllToAll, 1 << 20, ranks(16)) + us(7));
+  EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllReduce, 1 << 20, ranks(8), with),
+            run(Algorithm::Ring, CollectiveKind::AllReduce, 1 << 20, ranks(8)));
+}
+
 TEST(Nvls, AllReduceAtTheSwitchRate) {
   // Each GPU moves S (1 + 1/n) each way at port x nvls efficiency, plus NVLS's latency of
   // kNvlsHops = (25 - 8.4) / 3.4 switch steps whatever the GPU count: 1 GB x 9/8 / 80 GB/s +
