@@ -13,7 +13,7 @@ std::string error_band(const Device& device, SimulationMode mode, bool moe) {
            " mode (docs/validation.md validates the event mode)";
   if (moe) return "not validated: no MoE run is in docs/validation.md (dense models only)";
   if (a100)
-    return "A100, event mode: 6.4 % mean error on Megatron's Table 5 runs, every one too fast "
+    return "A100, event mode: 5.6 % mean error on Megatron's Table 5 runs, every one too fast "
            "(docs/validation.md)";
   if (h100)
     return "H100, event mode: 6.3 % mean error on NeMo 24.07 FP8 runs, 9 of 12 too fast (by up "
