@@ -302,6 +302,8 @@ Calibration calibrate(const Cluster& cluster, const std::vector<MeasuredSeries>&
     fit.latency_after = current[d].latency;
     fit.base_latency_before = original.base_latency;
     fit.base_latency_after = current[d].base_latency;
+    fit.rendezvous_latency_before = original.rendezvous_latency;
+    fit.rendezvous_latency_after = current[d].rendezvous_latency;
     c.dimensions.push_back(std::move(fit));
   }
   c.cluster = cluster;

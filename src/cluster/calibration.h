@@ -7,18 +7,18 @@
 // --ranks N` runs it. A series belongs to the outermost dimension its group spans; dimensions
 // are fitted innermost first, each on its own series with the dimensions inside it as fitted
 // before (or as the cluster has them, where no series stays inside them). The parameters of
-// dimension d are its efficiency e (in (0, 1]) and a factor k on both its latency and its
-// base_latency (their ratio kept; both stay within [0, 1 s]). The objective is the sum over all
-// points of log(predicted / measured)^2. First a coarse scan of e (1, 0.95, ..., 0.05) and then
-// of k (0 to 8) picks the start, so that a dimension that does not bound the times at the
-// cluster's efficiency (a 2-server ring runs at the slower of the NVSwitch ports and the NICs)
-// is fitted where it does; a parameter no scanned value of which changes any time is not fitted.
-// Then, as the model's time is linear in (1/e, k) for a fixed (algorithm, protocol) choice,
-// Gauss-Newton converges in a few steps: price every point at the current parameters and with each
-// nudged, solve the 2x2 normal equations for the step, clamp it to the bounds, and halve it until
-// the objective falls. Fitted values are rounded to 4 decimals (e and k) before the final pricing,
-// so the written cluster reproduces every reported figure, and kept only where they price the
-// series better than the cluster's own.
+// dimension d are its efficiency e (in (0, 1]) and a factor k on its latency, its base_latency
+// and (fat-trees) its rendezvous_latency alike (their ratios kept; each stays within [0, 1 s]). The
+// objective is the sum over all points of log(predicted / measured)^2. First a coarse scan of e (1,
+// 0.95, ..., 0.05) and then of k (0 to 8) picks the start, so that a dimension that does not bound
+// the times at the cluster's efficiency (a 2-server ring runs at the slower of the NVSwitch ports
+// and the NICs) is fitted where it does; a parameter no scanned value of which changes any time is
+// not fitted. Then, as the model's time is linear in (1/e, k) for a fixed (algorithm, protocol)
+// choice, Gauss-Newton converges in a few steps: price every point at the current parameters and
+// with each nudged, solve the 2x2 normal equations for the step, clamp it to the bounds, and halve
+// it until the objective falls. Fitted values are rounded to 4 decimals (e and k) before the final
+// pricing, so the written cluster reproduces every reported figure, and kept only where they price
+// the series better than the cluster's own.
 #pragma once
 
 #include <cstdint>
@@ -78,6 +78,7 @@ struct DimensionFit {
   double efficiency_before = 1, efficiency_after = 1;
   double latency_scale = 1;  // after = before x latency_scale, for both latencies
   Time latency_before, latency_after, base_latency_before, base_latency_after;
+  Time rendezvous_latency_before, rendezvous_latency_after;
   int iterations = 0;
 };
 

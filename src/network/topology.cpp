@@ -33,9 +33,11 @@ Topology::Topology(std::vector<Dimension> dimensions) : dims_(std::move(dimensio
     const double bps = dim.link_bandwidth.in_bytes_per_second();
     if (!(bps >= kMinBandwidth && bps <= kMaxBandwidth))
       throw std::invalid_argument(at + "bandwidth must be between 1 MB/s and 1 PB/s");
-    if (!(dim.latency >= Time::zero() && dim.latency <= Time::from_seconds(1)) ||
-        !(dim.base_latency >= Time::zero() && dim.base_latency <= Time::from_seconds(1)))
-      throw std::invalid_argument(at + "latencies must be between 0 and 1 s");
+    for (const Time latency : {dim.latency, dim.base_latency, dim.rendezvous_latency})
+      if (!(latency >= Time::zero() && latency <= Time::from_seconds(1)))
+        throw std::invalid_argument(at + "latencies must be between 0 and 1 s");
+    if (dim.rendezvous_latency != Time::zero() && dim.kind != DimensionKind::FatTree)
+      throw std::invalid_argument(at + "a rendezvous latency needs a fat-tree dimension");
     if (dim.kind == DimensionKind::FatTree && ++fat_trees > 1)
       throw std::invalid_argument(
           at +

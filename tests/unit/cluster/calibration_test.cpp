@@ -33,6 +33,8 @@ void expect_same_network(const Topology& a, const Topology& b, const std::string
     EXPECT_EQ(x.rails, y.rails) << what;
     EXPECT_EQ(x.servers_per_leaf, y.servers_per_leaf) << what;
     EXPECT_EQ(x.oversubscription, y.oversubscription) << what;
+    EXPECT_EQ(x.rendezvous_latency, y.rendezvous_latency) << what << " " << x.name;
+    EXPECT_TRUE(x == y) << what << " " << x.name << ": a field not compared above differs";
   }
   EXPECT_EQ(a.gpu_memory().has_value(), b.gpu_memory().has_value()) << what;
   EXPECT_EQ(a.ideal_links(), b.ideal_links()) << what;

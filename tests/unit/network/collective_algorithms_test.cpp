@@ -162,6 +162,17 @@ TEST(Rendezvous, EveryCallAcrossServersPaysItOnceWhateverTheAlgorithm) {
             run(Algorithm::Direct, CollectiveKind::AllToAll, 1 << 20, ranks(16)) + us(7));
   EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllReduce, 1 << 20, ranks(8), with),
             run(Algorithm::Ring, CollectiveKind::AllReduce, 1 << 20, ranks(8)));
+  // With NCCL's protocols, the rendezvous stays outside every protocol's scaling, the multi-server
+  // ring's 1.4 plateau (Simple, 1 GiB) and the point-to-point path's factor (sendrecv, Simple).
+  Topology real = two_tier(), real_with = with;
+  real.set_ideal_links(false);
+  real_with.set_ideal_links(false);
+  for (const Bytes bytes : {Bytes{4096}, Bytes{1} << 30})
+    EXPECT_EQ(run(Algorithm::Ring, CollectiveKind::AllReduce, bytes, ranks(16), real_with),
+              run(Algorithm::Ring, CollectiveKind::AllReduce, bytes, ranks(16), real) + us(7))
+        << bytes;
+  EXPECT_EQ(cost(real_with, CollectiveKind::SendRecv, 1 << 28, {0, 8}).time,
+            cost(real, CollectiveKind::SendRecv, 1 << 28, {0, 8}).time + us(7));
 }
 
 TEST(Nvls, AllReduceAtTheSwitchRate) {

@@ -53,6 +53,15 @@ TEST(Topology, RejectsAbsurdValuesAndASecondFatTree) {
   EXPECT_THROW(Topology({fast}), std::invalid_argument);
   EXPECT_THROW(Topology({slow}), std::invalid_argument);
   EXPECT_THROW(Topology({late}), std::invalid_argument);
+  // A rendezvous is a network transport's: on a fat-tree only, and within 1 s there too.
+  Dimension handshake = sw;
+  handshake.rendezvous_latency = Time::from_us(7);
+  EXPECT_THROW(Topology({handshake}), std::invalid_argument);
+  Dimension slow_handshake = ft;
+  slow_handshake.rendezvous_latency = Time::from_seconds(2);
+  EXPECT_THROW(Topology({sw, slow_handshake}), std::invalid_argument);
+  slow_handshake.rendezvous_latency = Time::from_us(7);
+  EXPECT_NO_THROW(Topology({sw, slow_handshake}));
   // Three dimensions of 2^32 positions: 2^96 GPUs, not an overflowed "0".
   Dimension huge = sw;
   huge.size = int64_t{1} << 32;
