@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
       "Orrery: simulates one iteration of large-scale distributed training and says where the "
       "time goes.",
       "orrery"};
-  app.set_version_flag("--version", orrery::orrery_version());
+  app.set_version_flag("--version", orrery::orrery_version_and_build());
   orrery::record_command_line(argc, argv);
   app.require_subcommand(1);
   using Adder = std::function<int()> (*)(CLI::App&);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "cli/build_revision.h"
 #include "cli/commands.h"
 #include "cli/output_files.h"
 #include "core/diagnostics.h"
@@ -32,6 +33,10 @@ std::string shell_quoted(const std::string& arg) {
 
 std::string orrery_version() {
   return std::string("orrery ") + kOrreryVersion;
+}
+
+std::string orrery_version_and_build() {
+  return orrery_version() + " (build " + kBuildRevision + ")";
 }
 
 void record_command_line(int argc, const char* const* argv) {

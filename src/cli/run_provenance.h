@@ -12,6 +12,10 @@ namespace orrery {
 
 // "orrery 0.1.0".
 std::string orrery_version();
+// What `orrery --version` prints: the version and the build, as an explore database records it
+// ("orrery 0.1.0 (build 0.1.0+<git describe>)", "-dirty-<hash of the changes>" after it where
+// the checkout had uncommitted changes, "unknown" outside a checkout; cmake/BuildRevision.cmake).
+std::string orrery_version_and_build();
 
 // Called once by main() with its arguments as given (before SimAI's spellings are rewritten).
 void record_command_line(int argc, const char* const* argv);

@@ -56,6 +56,14 @@ bool any_warning(const nlohmann::json& j, const std::string& text) {
   return false;
 }
 
+TEST(Provenance, VersionNamesTheBuild) {
+  // The build an explore database is keyed to, so that a report can name the exact binary.
+  const CliRun r = orrery("--version");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("orrery 0.1.0 (build 0.1.0+")) << r.out;
+  EXPECT_TRUE(r.out.ends_with(")\n")) << r.out;
+}
+
 TEST(Provenance, NamesTheRunItsClusterAfterOverridesAndItsInputs) {
   const std::string args = "simulate " + kSeed003 + " --nic-busbw 25";
   const auto j = run_json(args);
