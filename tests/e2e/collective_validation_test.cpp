@@ -166,14 +166,14 @@ TEST(CollectiveValidation, H100RingAndNvlsByGpuCount) {
 
 // Across servers: every point of tests/data/nccl_tests_multi_node.csv (published multi-node
 // nccl-tests sweeps: A100 with 8 x HDR, H100 with 8 x NDR on 2, 4 and 8 servers, default and tuned
-// NCCL; A100 with 4 EFA NICs for 8 GPUs) is predicted with the preset (or the repository's cluster
-// file) and the algorithm the file names. One set (S2c: 8 servers,
-// default) fixed kNetworkRampPerServer, the points below 1 MiB of another (S2a: 2 servers) the
-// hgx-h100 rendezvous_latency (role fit); every other point is a check. A point whose published
-// time exceeds the next larger size's in its sweep is a transient of that run (8 MiB on 8 servers
-// took 1.27 ms where 16 MiB took 0.38 ms) and is left out. Ceilings: docs/network.md ("Across
-// servers") plus about one point of slack; the points of role reported (GCP's TCPXO set, EFA up
-// to 64 MiB) are printed only.
+// NCCL; A100 with 4 EFA NICs for 8 GPUs, H100 with 32) is predicted with the preset (or the
+// repository's cluster file) and the algorithm the file names. One set (S2c: 8 servers, default)
+// fixed kNetworkRampPerServer, the points below 1 MiB of another (S2a: 2 servers) the hgx-h100
+// rendezvous_latency (role fit); every other point is a check. A point whose published time exceeds
+// the next larger size's in its sweep is a transient of that run (8 MiB on 8 servers took 1.27 ms
+// where 16 MiB took 0.38 ms) and is left out. Ceilings: docs/network.md ("Across servers") plus
+// about one point of slack; the points of role reported (GCP's TCPXO set, EFA up to 64 MiB) are
+// printed only. Known one-sided: S6 above 64 MiB, 10 % fast on every point.
 struct NetworkPoint {
   std::string source, role, cluster, algo, op;
   int ranks = 0;
@@ -205,7 +205,7 @@ double bus_factor(const std::string& op, int ranks) {
 
 TEST(CollectiveValidation, NcclTestsAcrossServersMape) {
   const std::vector<NetworkPoint> points = multi_node_measurements();
-  ASSERT_EQ(points.size(), 164u);
+  ASSERT_EQ(points.size(), 187u);
   std::map<std::tuple<std::string, std::string, std::string>, Range> ranges;
   std::set<std::tuple<std::string, std::string, std::string>> reported;
   for (size_t i = 0; i < points.size(); ++i) {
@@ -255,6 +255,7 @@ TEST(CollectiveValidation, NcclTestsAcrossServersMape) {
       {{"S2g-2n-ring-ctas24-qps2", "all_reduce", "1-64MiB"}, 16},
       {{"S2g-2n-ring-ctas24-qps2", "all_reduce", ">64MiB"}, 14.5},
       {{"S5-aws-p4de", "all_reduce", ">64MiB"}, 7.5},
+      {{"S6-aws-p5", "all_reduce", ">64MiB"}, 11},
   };
   for (const auto& [key, r] : ranges) {
     const auto& [source, op, range] = key;
