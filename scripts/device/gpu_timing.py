@@ -1,5 +1,7 @@
 """What the measurement scripts of scripts/device/ share: unbuffered logging, the SM clock and
-board power as NVML reads them, and the median time of a CUDA call under load."""
+board power as NVML reads them, the median time of a CUDA call under load, and the CSV they
+write."""
+import csv
 import time
 
 import torch
@@ -52,3 +54,12 @@ def timed(fn, min_group_s=0.004, groups=9):
         samples.append(s.elapsed_time(e) * 1e-3 / n)
     samples.sort()
     return samples[len(samples) // 2]
+
+
+def write_rows(path, rows):
+    """rows (dicts) as CSV at path: the first row's columns, then the clocks() ones where missing."""
+    fields = list(dict.fromkeys(list(rows[0].keys()) + ["sm_mhz", "power_w"]))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)

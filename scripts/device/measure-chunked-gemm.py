@@ -14,7 +14,6 @@ launched for the SMs the communication leaves (TE's set_sm_margin).
 Writes chunked_gemm.csv: case, m, n, k, chunks, dtype, carveout_sms, whole_us, chunked_us (the
 chunks' sum), sm_mhz, power_w. Usage: measure-chunked-gemm.py OUT_DIR
 """
-import csv
 import os
 import sys
 import time
@@ -22,7 +21,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from gpu_timing import clocks, log, timed
+from gpu_timing import clocks, log, timed, write_rows
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 DEV = torch.device("cuda")
@@ -120,11 +119,7 @@ def main():
                         log("carveout failed:", exc)
                     finally:
                         set_carveout(0)
-    with open(os.path.join(OUT, "chunked_gemm.csv"), "w", newline="") as f:
-        fields = list(dict.fromkeys(list(rows[0].keys()) + ["sm_mhz", "power_w"]))
-        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(os.path.join(OUT, "chunked_gemm.csv"), rows)
 
 
 if __name__ == "__main__":

@@ -27,37 +27,17 @@ import time
 import torch
 import torch.nn.functional as F
 
+import gpu_timing
+from gpu_timing import log
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 DEV = torch.device("cuda")
 torch.manual_seed(0)
 
 
-def log(*args):
-    print(*args, flush=True)
-
-
-def timed(fn, min_group_s=0.004, groups=7):
-    """Median seconds per call: groups of back-to-back calls between two CUDA events."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    fn()
-    torch.cuda.synchronize()
-    one = max(time.perf_counter() - start, 1e-6)
-    n = max(1, min(200, int(min_group_s / one)))
-    samples = []
-    for _ in range(groups):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(n):
-            fn()
-        e.record()
-        e.synchronize()
-        samples.append(s.elapsed_time(e) * 1e-3 / n)
-    samples.sort()
-    return samples[len(samples) // 2]
+def timed(fn, groups=7):
+    """gpu_timing.timed with the 7 groups this script's recorded data were taken with."""
+    return gpu_timing.timed(fn, groups=groups)
 
 
 class Nvml:

@@ -15,7 +15,6 @@ scripts/device/measure-wgrad-accumulate.sh measures the same shapes through cuBL
 requires, and the accumulation in FP8 too).
 Usage: measure-wgrad-gemmex.py OUT_DIR  (writes wgrad_gemmex.csv)
 """
-import csv
 import ctypes
 import os
 import sys
@@ -23,7 +22,7 @@ import time
 
 import torch
 
-from gpu_timing import clocks, log, timed
+from gpu_timing import clocks, log, timed, write_rows
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 DEV = torch.device("cuda")
@@ -122,11 +121,7 @@ def main():
             row.update(clocks())
             rows.append(row)
             log(row)
-    with open(os.path.join(OUT, "wgrad_gemmex.csv"), "w", newline="") as f:
-        fields = list(dict.fromkeys(list(rows[0].keys()) + ["sm_mhz", "power_w"]))
-        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(os.path.join(OUT, "wgrad_gemmex.csv"), rows)
 
 
 if __name__ == "__main__":
