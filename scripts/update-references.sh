@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-build/orrery}
-version=$("$binary" --version)
+# The release, not the build: a reference changes with its answer, not with every commit.
+version=$("$binary" --version | cut -d" " -f1-2)
 while IFS=$'\t' read -r name args; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   # shellcheck disable=SC2086  # the manifest's arguments are split as a shell would
