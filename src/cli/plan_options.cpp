@@ -110,6 +110,7 @@ std::optional<ModelScenario> model_scenario(const std::string& model, const Plan
     if (term == "tail-collectives") plan.terms.tail_collectives = false;
     if (term == "sustained-clock") plan.terms.sustained_clock = false;
     if (term == "exposed-epilogue") plan.terms.exposed_epilogue = false;
+    if (term == "slowest-gpu") plan.terms.slowest_gpu = false;
   }
   plan.first_stage_layers = p.first_stage_layers;
   plan.last_stage_layers = p.last_stage_layers;
@@ -220,11 +221,11 @@ std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, Pl
       cmd.add_option("--without", p.without,
                      "Leave modelled terms out, to see what each adds (docs/validation.md): "
                      "attention, elementwise, end-stages, optimizer, fp8-casts, sm-contention, "
-                     "sustained-clock, exposed-epilogue, tail-collectives")
+                     "sustained-clock, exposed-epilogue, slowest-gpu, tail-collectives")
           ->delimiter(',')
           ->check(CLI::IsMember({"attention", "elementwise", "end-stages", "optimizer", "fp8-casts",
                                  "sm-contention", "sustained-clock", "exposed-epilogue",
-                                 "tail-collectives"}))
+                                 "slowest-gpu", "tail-collectives"}))
           ->group("Model and parallel plan"));
   flags.push_back(cmd.add_option("--train-tokens", p.train_tokens,
                                  "Tokens to train on: adds time to train, GPU-hours, cost and "

@@ -56,6 +56,12 @@ struct Device {
   // the short benchmarks the matrix efficiencies come from: GEMMs keep this fraction of their
   // burst rate.
   double sustained_matrix = 1;
+  // GPUs of this kind held at their power limit differ in clock: the coefficient of variation
+  // (standard deviation over mean) of their sustained matrix rate (hardware/slowest_gpu.h).
+  double rate_spread = 0;
+  // The share of the matrix rate (GEMMs, fused attention) this job's GPUs keep: a job prices its
+  // compute on a copy whose pace is that of its slowest GPU (slowest_gpu_pace); 1 for one GPU.
+  double pace = 1;
   // Fused attention sustains attention_efficiency of the matrix peak on long sequences, and half
   // of that at a key length of attention_half_sequence tokens (op_cost.h).
   double attention_efficiency = 1;

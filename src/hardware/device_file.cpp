@@ -116,7 +116,7 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
 
   if (const YAML::Node e = root["efficiency"]) {
     f.only_keys(e,
-                {"matrix", "matrix_by_type", "sustained_matrix", "vector", "memory",
+                {"matrix", "matrix_by_type", "sustained_matrix", "rate_spread", "vector", "memory",
                  "kernel_overhead", "attention", "attention_half_sequence", "attention_backward",
                  "attention_backward_half_sequence", "contention_overhead", "exposed_epilogue"},
                 "efficiency");
@@ -126,6 +126,7 @@ Device parse_device_yaml(std::string_view text, const std::string& source) {
     if (e["exposed_epilogue"])
       d.exposed_epilogue_by_type = f.fractions(e["exposed_epilogue"], "exposed_epilogue", true);
     if (e["sustained_matrix"]) d.sustained_matrix = f.fraction(e["sustained_matrix"]);
+    if (e["rate_spread"]) d.rate_spread = f.number(e["rate_spread"], 0, false, 0.2);
     if (e["vector"]) d.vector_efficiency = f.fraction(e["vector"]);
     if (e["memory"]) d.memory_efficiency = f.fraction(e["memory"]);
     if (e["kernel_overhead"]) d.kernel_overhead = f.quantity(e["kernel_overhead"], parse_duration);

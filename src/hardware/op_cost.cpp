@@ -88,10 +88,9 @@ double gemm_with_epilogue_seconds(const Device& d, const GemmExtents& g, FlopRat
   const double wide = wide_output_seconds(d, g);
   if (share == d.exposed_epilogue_by_type.end() || wide <= 0)
     return gemm_seconds(d, g, peak_rate, efficiency, memory);
-  return std::max(
-      gemm_seconds(d, g, peak_rate, efficiency, std::max(0.0, memory - wide)) +
-          share->second * wide,
-      memory);
+  return std::max(gemm_seconds(d, g, peak_rate, efficiency, std::max(0.0, memory - wide)) +
+                      share->second * wide,
+                  memory);
 }
 
 }  // namespace
@@ -105,8 +104,8 @@ Time kernel_time(const Device& device, const ComputeDemand& demand) {
     if (g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0)
       seconds = gemm_with_epilogue_seconds(
           device, g, peak(device, device.matrix, demand.dtype, "matrix"),
-          device.matrix_efficiency_for(demand.dtype) * device.sustained_matrix, memory,
-          demand.dtype);
+          device.matrix_efficiency_for(demand.dtype) * device.sustained_matrix * device.pace,
+          memory, demand.dtype);
   } else if (is_attention(demand.kind) && demand.flop > 0) {
     const bool backward = demand.kind == KernelClass::AttentionBackward;
     const auto n = static_cast<double>(demand.gemm.n);
@@ -114,8 +113,8 @@ Time kernel_time(const Device& device, const ComputeDemand& demand) {
                                                    : device.attention_half_sequence);
     const double rate =
         peak(device, device.matrix, demand.dtype, "matrix").in_flop_per_second() *
-        (backward ? device.attention_backward_efficiency : device.attention_efficiency) * n /
-        (n + half);
+        (backward ? device.attention_backward_efficiency : device.attention_efficiency) *
+        device.pace * n / (n + half);
     seconds = std::max(memory, demand.flop / rate);
   } else if (demand.flop > 0) {
     seconds = std::max(

@@ -8,14 +8,15 @@
 //          u = [I / (I + c)] / [I_max / (I_max + c)],  I = tm tn / (tm + tn)  (operand reuse of
 //          the tile relative to the device's largest tile; k0 a tile's prologue and epilogue)
 //          With no tiles: t_compute = flop / (F_matrix[dtype] * e_matrix * s).
-//          s = sustained_matrix: the share of the burst rate kept at the board power limit
+//          s = sustained_matrix x pace: the share of the burst rate kept at the board power
+//          limit, times the share the job's slowest GPU keeps of the typical one's (slowest_gpu.h)
 //          With the exposed epilogue (o > 2 bytes an output value moves: 4 an fp32 write, 8 an
 //          fp32 accumulation; e_out[dtype] given): W = batch m n (o - 2) / (B_mem * e_mem), the
 //          output traffic beyond the 16-bit write the efficiencies were measured with, and
 //            t_gemm = max(t_gemm(t_memory - W) + e_out[dtype] * W, t_memory)
 //          (the main loop under the rest of the traffic, then what it does not hide of W; never
 //          less than streaming every byte)
-//   fused attention: t_compute = flop / (F_matrix[dtype] * e_attention * n / (n + n_half))
+//   fused attention: t_compute = flop / (F_matrix[dtype] * e_attention * pace * n / (n + n_half))
 //          n the key length: short sequences leave the kernel's pipeline part empty (flop counts
 //          the work done: causal masking halves it, the backward pass does 2.5x the forward's);
 //          the backward pass with its own e_attention and n_half (measured under sustained load)

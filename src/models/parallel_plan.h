@@ -42,6 +42,9 @@ struct ModelTerms {
   // GEMM output traffic beyond a 16-bit write run after the main loop, in part (the device's
   // efficiency.exposed_epilogue: FP8 weight gradients accumulating into fp32)
   bool exposed_epilogue = true;
+  // Every GPU computes at the pace of the job's slowest (the device's efficiency.rate_spread,
+  // hardware/slowest_gpu.h)
+  bool slowest_gpu = true;
 };
 
 struct ParallelPlan {

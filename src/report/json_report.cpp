@@ -97,6 +97,7 @@ void add_training(Json& j, const TrainingFigures& f) {
             {"hfu", f.hfu},
             {"peak_tflops_per_gpu", f.peak_tflops_per_gpu},
             {"peak_dtype", f.dtype},
+            {"slowest_gpu_pace", f.slowest_gpu_pace},
             {"validated_error", f.error_band}};
   if (f.train_tokens) {
     const double tokens = *f.train_tokens;

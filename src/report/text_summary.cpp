@@ -56,6 +56,11 @@ void write_training(std::ostream& out, const TrainingFigures& f) {
       "{:.1f} TFLOP/s hardware (HFU {:.1f} %) of {:.0f} {} peak\n",
       f.tokens_per_s, f.model_tflops_per_gpu, 100 * f.mfu, f.hardware_tflops_per_gpu, 100 * f.hfu,
       f.peak_tflops_per_gpu, f.dtype);
+  if (f.slowest_gpu_pace < 1)
+    out << fmt::format(
+        "  pace       the slowest of {} GPUs: {:.1f} % of a typical GPU's matrix rate (spread "
+        "{:.1f} %)\n",
+        f.gpus, 100 * f.slowest_gpu_pace, 100 * f.rate_spread);
   out << fmt::format("  validated  {}\n", f.error_band);
   if (f.train_tokens && f.time_to_train_s) {
     out << fmt::format(

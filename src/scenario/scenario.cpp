@@ -9,6 +9,7 @@
 #include "core/diagnostics.h"
 #include "hardware/device_file.h"
 #include "hardware/op_cost.h"
+#include "hardware/slowest_gpu.h"
 #include "models/memory_model.h"
 #include "models/training_workload.h"
 #include "scenario/training_metrics.h"
@@ -106,6 +107,8 @@ void price_on(PricedModel& model, const Device& device) {
   model.device = device;
   if (!model.plan.terms.sustained_clock) model.device.sustained_matrix = 1;  // burst clocks
   if (!model.plan.terms.exposed_epilogue) model.device.exposed_epilogue_by_type.clear();
+  if (model.plan.terms.slowest_gpu)
+    model.device.pace = slowest_gpu_pace(device.rate_spread, model.plan.world_size());
   price_compute(model.training.workload, model.device);
 }
 

@@ -13,11 +13,11 @@ std::string error_band(const Device& device, SimulationMode mode, bool moe) {
            " mode (docs/validation.md validates the event mode)";
   if (moe) return "not validated: no MoE run is in docs/validation.md (dense models only)";
   if (a100)
-    return "A100, event mode: 5.6 % mean error on Megatron's Table 5 runs, every one too fast "
+    return "A100, event mode: 3.8 % mean error on Megatron's Table 5 runs, every one too fast "
            "(docs/validation.md)";
   if (h100)
-    return "H100, event mode: 6.3 % mean error on NeMo 24.07 FP8 runs, 9 of 12 too fast (by up "
-           "to 14 %), 3 too slow (by up to 6 %) (docs/validation.md)";
+    return "H100, event mode: 5.6 % mean error on NeMo 24.07 FP8 runs, 8 of 12 too fast (by up "
+           "to 12 %), 4 too slow (by up to 8 %) (docs/validation.md)";
   return "not validated on " + name + " (docs/validation.md covers A100 and H100)";
 }
 
@@ -36,6 +36,9 @@ TrainingFigures training_figures(const TrainingWorkload& workload, const ModelSc
       peak == device.matrix.end() ? 0 : peak->second.in_flop_per_second() / 1e12;
   f.tokens_per_iteration = workload.tokens;
   f.error_band = error_band(device, mode, model.spec.moe.has_value());
+  f.slowest_gpu_pace = device.pace;
+  f.rate_spread = device.rate_spread;
+  f.gpus = result.parallelism.world_size;
   if (seconds <= 0) return f;
   f.tokens_per_s = static_cast<double>(workload.tokens) / seconds;
   f.model_tflops_per_gpu = workload.model_flop / (seconds * gpus) / 1e12;

@@ -44,6 +44,11 @@ struct TrainingFigures {
   double peak_tflops_per_gpu = 0;  // dense peak of the device for the run's dtype
   std::string dtype;               // of that peak
   double mfu = 0, hfu = 0;         // model / hardware FLOP/s over the peak
+  // The share of a typical GPU's matrix rate the job's GPUs compute at: that of the slowest of
+  // `gpus` (the device's rate_spread; hardware/slowest_gpu.h). 1 with no spread or one GPU.
+  double slowest_gpu_pace = 1;
+  double rate_spread = 0;
+  int64_t gpus = 1;
   // With --train-tokens:
   std::optional<double> train_tokens, time_to_train_s, gpu_hours, cost_usd, energy_j;
   std::string error_band;  // the validated error of this kind of prediction (docs/validation.md)
