@@ -107,8 +107,9 @@ void price_on(PricedModel& model, const Device& device) {
   model.device = device;
   if (!model.plan.terms.sustained_clock) model.device.sustained_matrix = 1;  // burst clocks
   if (!model.plan.terms.exposed_epilogue) model.device.exposed_epilogue_by_type.clear();
-  if (model.plan.terms.slowest_gpu)
-    model.device.pace = slowest_gpu_pace(device.rate_spread, model.plan.world_size());
+  model.device.pace = model.plan.terms.slowest_gpu
+                          ? slowest_gpu_pace(device.rate_spread, model.plan.world_size())
+                          : 1.0;
   price_compute(model.training.workload, model.device);
 }
 

@@ -90,7 +90,7 @@ TEST(TrainingValidation, NarayananPtdpTable2Reported) {
 // layer within 4.5 % of the measured one and the mean error within 4 %, and what recompute and
 // sequence parallelism add to a layer within 0.5 ms of what they added on Selene, because the
 // layer's GEMMs, attention, element-wise kernels and tensor-parallel collectives are priced from
-// kernel- and collective-level data alone. Today every layer is 1.6-3.5 % fast.
+// kernel- and collective-level data alone. Today every layer is 0.6-2.4 % fast.
 TEST(TrainingValidation, MegatronLayerTimesTable4) {
   const auto table = test_data::rows("megatron_selene_table4.csv");
   ASSERT_EQ(table.size(), 5u);

@@ -108,7 +108,8 @@ TEST(RateSpread, PresetsCarryTheMeasuredSpreadOfB200s) {
   ASSERT_EQ(all.size(), 232u);
   const double spread = coefficient_of_variation(all);
   EXPECT_NEAR(spread, 0.01025, 0.00005);
-  for (const char* gpu : {"B200-SXM-180GB", "H100-SXM5-80GB", "A100-SXM4-80GB"})
+  for (const char* gpu : {"B200-SXM-180GB", "GB200-186GB", "H100-SXM5-80GB", "H200-SXM-141GB",
+                          "A100-SXM4-80GB", "A100-SXM4-40GB", "MI300X-192GB"})
     EXPECT_NEAR(load_device(gpu).rate_spread, spread, 0.0005) << gpu;
 }
 
