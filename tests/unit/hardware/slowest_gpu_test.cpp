@@ -51,7 +51,8 @@ TEST(SlowestGpu, PaceIsOneMinusTheSpreadTimesTheExpectedMaximum) {
 }
 
 // A GEMM and a fused attention kernel on a device whose pace is 0.9 take 1 / 0.9 as long in their
-// compute-bound part; a memory-bound kernel, which runs below the power limit, does not change.
+// compute-bound part (both passes); a memory-bound kernel and one on the vector units, which run
+// below the power limit, do not change.
 TEST(SlowestGpu, PaceSlowsMatrixKernelsOnly) {
   Device d;
   d.matrix[DType::BF16] = FlopRate::flop_per_second(1e15);
@@ -66,16 +67,26 @@ TEST(SlowestGpu, PaceSlowsMatrixKernelsOnly) {
   attention.dtype = DType::BF16;
   attention.flop = 1e12;
   attention.gemm.n = 4096;
+  ComputeDemand backward = attention;
+  backward.kind = KernelClass::AttentionBackward;
   ComputeDemand stream;
   stream.kind = KernelClass::Elementwise;
   stream.dtype = DType::BF16;
   stream.bytes = 1'000'000'000;
+  ComputeDemand vector_bound;  // 1e12 FLOP on the vector units: 10 ms, its 1 kB nothing
+  vector_bound.kind = KernelClass::Elementwise;
+  vector_bound.dtype = DType::BF16;
+  vector_bound.flop = 1e12;
+  vector_bound.bytes = 1000;
   Device slow = d;
   slow.pace = 0.9;
   EXPECT_NEAR(kernel_time(slow, gemm).seconds() * 0.9, kernel_time(d, gemm).seconds(), 2e-12);
   EXPECT_NEAR(kernel_time(slow, attention).seconds() * 0.9, kernel_time(d, attention).seconds(),
               2e-12);
+  EXPECT_NEAR(kernel_time(slow, backward).seconds() * 0.9, kernel_time(d, backward).seconds(),
+              2e-12);
   EXPECT_EQ(kernel_time(slow, stream), kernel_time(d, stream));
+  EXPECT_EQ(kernel_time(slow, vector_bound), kernel_time(d, vector_bound));
 }
 
 double mean(const std::vector<double>& v) {
