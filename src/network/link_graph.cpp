@@ -410,6 +410,31 @@ Time LinkGraph::route(int64_t src, int64_t dst, uint64_t hash, std::vector<LinkI
   return latency;
 }
 
+std::vector<int64_t> LinkGraph::route_class(int64_t src, int64_t dst) const {
+  const std::vector<int64_t> at = topology_.coordinates(src), to = topology_.coordinates(dst);
+  std::vector<int64_t> crossed(topology_.size(), 0);
+  for (size_t d = 0; d < topology_.size(); ++d) {
+    if (at[d] == to[d]) continue;
+    const Dimension& dim = topology_[d];
+    switch (dim.kind) {
+      case DimensionKind::Ring: {
+        const int64_t k = extent_[d], ahead = ((to[d] - at[d]) % k + k) % k;
+        crossed[d] = std::min(ahead, k - ahead);
+        break;
+      }
+      case DimensionKind::FatTree: {
+        const int64_t per_leaf =
+            dim.servers_per_leaf > 0 ? dim.servers_per_leaf : family_[d].servers;
+        crossed[d] = server_of(d, at) / per_leaf == server_of(d, to) / per_leaf ? 1 : 2;
+        break;
+      }
+      default:
+        crossed[d] = 1;
+    }
+  }
+  return crossed;
+}
+
 LinkId LinkGraph::switch_port(size_t d, int64_t gpu, bool up) const {
   return family_.at(d).base + static_cast<LinkId>(2 * gpu + (up ? 0 : 1));
 }

@@ -28,16 +28,27 @@ bool GroupShape::regular() const {
 }
 
 GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks) {
-  const size_t dims = topology.size();
   GroupShape shape;
+  shape_of(topology, ranks, shape);
+  return shape;
+}
+
+void shape_of(const Topology& topology, std::span<const int64_t> ranks, GroupShape& shape) {
+  const size_t dims = topology.size();
   shape.ranks = static_cast<int64_t>(ranks.size());
   shape.span.assign(dims, 1);
   shape.blocks.assign(dims, 1);
   shape.fewest.assign(dims, 1);
-  if (ranks.empty()) return shape;
+  shape.crosses_leaves = false;
+  if (ranks.empty()) return;
   // For each dimension: (position outside it, position in it) of every member; the span is the
   // most distinct positions in it sharing one position outside.
-  std::vector<std::pair<int64_t, int64_t>> at(ranks.size());
+  // Small groups (a scan over every pair or group of a job) reuse this thread's buffer; a large
+  // one's is freed after it.
+  thread_local std::vector<std::pair<int64_t, int64_t>> small;
+  std::vector<std::pair<int64_t, int64_t>> large;
+  auto& at = ranks.size() <= 1024 ? small : large;
+  at.resize(ranks.size());
   int64_t below = 1;
   for (size_t d = 0; d < dims; ++d) {
     const Dimension& dim = topology[d];
@@ -72,7 +83,6 @@ GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks) {
     shape.fewest[d] = std::min(fewest, count);
     below *= dim.size > 0 ? dim.size : 1;
   }
-  return shape;
 }
 
 RankPlacement::RankPlacement(std::vector<ParallelAxis> innermost_first, const Topology& topology)
@@ -136,18 +146,19 @@ bool more_spread(const GroupShape& a, const GroupShape& b) {
 GroupShape RankPlacement::group_shape(std::span<const size_t> axes, bool* uniform) const {
   GroupShape worst;
   bool same = true, first = true;
+  GroupShape shape;
   for (const int64_t base : group_bases(axes)) {
     const std::vector<int64_t> members = group_members(axes, base);
-    GroupShape shape = shape_of(members);
+    orrery::shape_of(topology_, members, shape);
     if (first) {
-      worst = std::move(shape);
+      std::swap(worst, shape);
       first = false;
       continue;
     }
     if (shape.span != worst.span || shape.crosses_leaves != worst.crosses_leaves ||
         shape.fewest != worst.fewest || shape.blocks != worst.blocks)
       same = false;
-    if (more_spread(shape, worst)) worst = std::move(shape);
+    if (more_spread(shape, worst)) std::swap(worst, shape);
   }
   if (uniform) *uniform = same;
   return worst;
@@ -186,14 +197,14 @@ std::vector<int64_t> RankPlacement::boundary_pair(size_t axis, int64_t k) const 
   const int64_t stride = strides_[axis];
   const int64_t from = k % size * stride, to = (k + 1) % size * stride;
   std::vector<int64_t> worst;
-  GroupShape worst_shape;
+  GroupShape worst_shape, shape;
   const size_t along[] = {axis};
   for (const int64_t base : group_bases(along)) {
-    std::vector<int64_t> pair = {base + from, base + to};
-    GroupShape shape = shape_of(pair);
+    const int64_t pair[] = {base + from, base + to};
+    orrery::shape_of(topology_, pair, shape);
     if (worst.empty() || more_spread(shape, worst_shape)) {
-      worst = std::move(pair);
-      worst_shape = std::move(shape);
+      worst.assign(std::begin(pair), std::end(pair));
+      std::swap(worst_shape, shape);
     }
   }
   return worst;

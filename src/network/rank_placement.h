@@ -44,6 +44,9 @@ struct GroupShape {
 
 // The shape of an explicit set of GPUs (sorted or not).
 GroupShape shape_of(const Topology& topology, std::span<const int64_t> ranks);
+// The same into `shape`, whose buffers are reused: called again for as many dimensions and at most
+// 1,024 ranks, it allocates nothing (scans over every group of a large job).
+void shape_of(const Topology& topology, std::span<const int64_t> ranks, GroupShape& shape);
 
 class RankPlacement {
  public:

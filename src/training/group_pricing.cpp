@@ -85,11 +85,28 @@ CollectiveCost GroupPricing::price(CollectiveKind kind, CommGroup group, Bytes b
 }
 
 TransferCost GroupPricing::transfer(int64_t k, Bytes bytes) {
-  std::unique_ptr<CollectiveModel>& model = boundary_models_.at(static_cast<size_t>(k));
-  if (!model)
-    model = std::make_unique<CollectiveModel>(
-        links_, std::vector<std::vector<int64_t>>{placement_.boundary_pair(pp_axis_, k)});
-  return point_to_point_cost(*model, bytes);
+  PairModel*& boundary = boundary_models_.at(static_cast<size_t>(k));
+  if (!boundary) {
+    std::vector<int64_t> pair = placement_.boundary_pair(pp_axis_, k);
+    // The key: the pair's shape (which the model's protocol limits read) and its route class.
+    const GroupShape shape = placement_.shape_of(pair);
+    std::vector<int64_t> key = shape.span;
+    key.insert(key.end(), shape.blocks.begin(), shape.blocks.end());
+    key.insert(key.end(), shape.fewest.begin(), shape.fewest.end());
+    key.push_back(shape.ranks);
+    key.push_back(shape.crosses_leaves ? 1 : 0);
+    if (pair.size() == 2) {
+      const std::vector<int64_t> crossed = links_.route_class(pair[0], pair[1]);
+      key.insert(key.end(), crossed.begin(), crossed.end());
+    }
+    boundary = &pair_models_[key];
+    if (!boundary->model)
+      boundary->model = std::make_unique<CollectiveModel>(
+          links_, std::vector<std::vector<int64_t>>{std::move(pair)});
+  }
+  const auto [it, priced] = boundary->transfers.try_emplace(bytes);
+  if (priced) it->second = point_to_point_cost(*boundary->model, bytes);
+  return it->second;
 }
 
 std::shared_ptr<GroupPricing> GroupPricingCache::get(const Topology& topology,

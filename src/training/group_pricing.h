@@ -98,8 +98,16 @@ class GroupPricing {
   std::array<GroupShape, kTrainingGroups.size()> shapes_;
   std::array<bool, kTrainingGroups.size()> uniform_{};
   size_t pp_axis_ = 0;
-  // Per pipeline boundary, the model of its pair, built on first use.
-  std::vector<std::unique_ptr<CollectiveModel>> boundary_models_;
+  // Per pipeline boundary, the model of its pair, found on first use. Boundaries whose pairs
+  // have one shape and one route class (LinkGraph::route_class) share a model and its prices:
+  // a pair's model routes it on the whole job's link graph, so building one per boundary would
+  // cost the pipeline depth times that on a large cluster.
+  struct PairModel {
+    std::unique_ptr<CollectiveModel> model;
+    std::map<Bytes, TransferCost> transfers;
+  };
+  std::vector<PairModel*> boundary_models_;
+  std::map<std::vector<int64_t>, PairModel> pair_models_;
   CollectiveCosts costs_;
   std::shared_ptr<CollectiveCosts> world_costs_;
 };

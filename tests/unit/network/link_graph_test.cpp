@@ -47,6 +47,24 @@ TEST(LinkGraph, RoutesAreDimensionOrderAndRailAligned) {
   EXPECT_EQ(g.link_name(path[2]), "fabric server 0 rail 5 NIC up");
 }
 
+// two_tier() (servers of 8, 4 servers a leaf) and torus() (4 x 4 x 4) / the route class of a pair
+// is what its route crosses per dimension: nothing, the switch, the fat-tree within a leaf (1)
+// or through a spine (2), a ring's hops the shorter way; two pairs of one class load the same
+// link families along equally long routes.
+TEST(LinkGraph, RouteClassIsWhatTheRouteCrosses) {
+  const Topology t = testing::two_tier();
+  const LinkGraph g(t, 64);
+  EXPECT_EQ(g.route_class(0, 5), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(g.route_class(3, 11), (std::vector<int64_t>{0, 1}));  // servers 0 and 1, one pod
+  EXPECT_EQ(g.route_class(3, 35), (std::vector<int64_t>{0, 2}));  // server 4: another pod
+  EXPECT_EQ(g.route_class(0, 13), (std::vector<int64_t>{1, 1}));  // PXN: the switch, then the rail
+  EXPECT_EQ(g.route_class(19, 27), g.route_class(3, 11));         // servers 2 and 3, same rail
+  const Topology t3 = testing::torus();
+  const LinkGraph torus(t3, 64);
+  EXPECT_EQ(torus.route_class(0, 3), (std::vector<int64_t>{1, 0, 0}));  // one hop back
+  EXPECT_EQ(torus.route_class(0, 2 + 4), (std::vector<int64_t>{2, 1, 0}));
+}
+
 TEST(LinkGraph, TorusTakesTheShorterWayHopByHop) {
   const Topology t = testing::torus();
   const LinkGraph g(t, 64);

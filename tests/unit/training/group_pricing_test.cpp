@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 
 #include "cluster/cluster.h"
 #include "network/group_kind.h"
+#include "network/test_topologies.h"
 
 namespace orrery {
 namespace {
@@ -44,6 +47,33 @@ TEST(GroupPricing, CachedEqualsFresh) {
   EXPECT_EQ(cached->transfer(0, 1 << 20).time, fresh.transfer(0, 1 << 20).time);
   EXPECT_EQ(cached->shape(CommGroup::Tensor).ranks, 8);
   EXPECT_EQ(cached->shape(CommGroup::Data).ranks, 4);
+}
+
+// tp 4, pp 16 on 64 GPUs of two_tier() (servers of 8, four a leaf): boundaries alternate inside a
+// server and across servers, boundary 7 crosses pods / every boundary's transfer costs what a
+// model of its own pair gives, although alike boundaries share one model: sharing may change the
+// work, never an answer.
+TEST(GroupPricing, AlikeBoundariesShareAModelAndItsAnswers) {
+  const Topology topology = testing::two_tier();
+  const std::vector<TrainingAxis> order = rank_order({"tp", "ep", "dp", "pp"});
+  Parallelism par;
+  par.tp = 4;
+  par.pp = 16;
+  par.world_size = 64;
+  const std::vector<ParallelAxis> axes = parallel_axes(par, order);
+  GroupPricing pricing(topology, axes, order);
+  const RankPlacement placement(axes, topology);
+  const LinkGraph links(topology, 64);
+  const auto pp = std::find_if(axes.begin(), axes.end(), [](auto& a) { return a.name == "pp"; });
+  ASSERT_NE(pp, axes.end());
+  const auto pp_axis = static_cast<size_t>(pp - axes.begin());
+  for (int64_t k = 0; k < 16; ++k)
+    for (const Bytes bytes : {Bytes{8192}, Bytes{50'000'000}}) {
+      const CollectiveModel own(links, {placement.boundary_pair(pp_axis, k)});
+      EXPECT_EQ(pricing.transfer(k, bytes).time, point_to_point_cost(own, bytes).time)
+          << "boundary " << k << ", " << bytes << " bytes";
+    }
+  EXPECT_LT(pricing.transfer(0, 50'000'000).time, pricing.transfer(1, 50'000'000).time);
 }
 
 // The same axes twice, then other axes / one shared entry, then two, because the key is the axes.
