@@ -3,6 +3,7 @@
 #include <google/protobuf/util/delimited_message_util.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -150,14 +151,24 @@ void write_chakra_rank(std::ostream& out, const GraphProgram& program, size_t ra
     put(out, to_node(program, static_cast<int64_t>(rank), g, i));
 }
 
+std::string trace_file_stem(const std::string& name) {
+  std::string stem;
+  for (const char c : name)
+    stem +=
+        std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  stem.erase(0, stem.find_first_not_of('.'));
+  return stem.empty() ? "workload" : stem;
+}
+
 void write_chakra_traces(const GraphProgram& program, const std::string& dir,
                          const std::string& name) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw InputError({dir, 0}, "cannot create the output directory: " + ec.message());
+  const std::string stem = trace_file_stem(name);
   for (size_t r = 0; r < program.ranks.size(); ++r) {
-    const fs::path path = fs::path(dir) / (name + "." + std::to_string(r) + ".et");
+    const fs::path path = fs::path(dir) / (stem + "." + std::to_string(r) + ".et");
     std::ofstream out(path, std::ios::binary);
     write_chakra_rank(out, program, r, name);
     if (!out) throw InputError({path.string(), 0}, "cannot write the trace");

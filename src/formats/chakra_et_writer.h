@@ -1,5 +1,6 @@
 // Writer of MLCommons Chakra execution traces (schema 0.0.4; formats/chakra_et_reader.h reads
-// them back): one file per rank, DIR/NAME.RANK.et, and DIR/comm_group.json for the process groups.
+// them back): one file per rank, DIR/STEM.RANK.et (STEM: the workload's name made a safe file
+// name), and DIR/comm_group.json for the process groups.
 //
 // Every task becomes a node whose id is its index in the rank's list, with its dependencies as
 // control dependencies. Durations are written twice: exactly, as the int64 attribute
@@ -21,8 +22,13 @@ namespace orrery {
 void write_chakra_rank(std::ostream& out, const GraphProgram& program, size_t rank,
                        const std::string& name);
 
-// Every rank's file and the group file into `dir` (created if missing). Throws InputError when a
-// file cannot be written.
+// The traces' file name stem for a workload called `name`: every character but letters, digits,
+// '-', '_' and '.' made '_', and no leading dot, so that no name leads out of the output
+// directory or hides its files ("workload" when nothing is left).
+std::string trace_file_stem(const std::string& name);
+
+// Every rank's file (DIR/STEM.RANK.et, STEM = trace_file_stem(name)) and the group file into
+// `dir` (created if missing). Throws InputError when a file cannot be written.
 void write_chakra_traces(const GraphProgram& program, const std::string& dir,
                          const std::string& name);
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
@@ -125,6 +126,28 @@ TEST(ChakraCli, NeusightTableRoundTrips) {
 
 TEST(ChakraCli, TorchvizGraphRoundTrips) {
   expect_round_trip("torchviz", kSource + "/examples/torchviz/moe_qformer_b4_s45.dot", "dgx-a100");
+}
+
+// A model named "../../escaped" / its traces are written inside -o as _.._escaped.RANK.et and
+// nothing beside the output directory, because a workload's name only gives its files' stem.
+TEST(ChakraCli, AWorkloadNameNeverLeadsOutOfTheOutputDirectory) {
+  const std::string root = ::testing::TempDir() + "/chakra_name";
+  fs::remove_all(root);
+  fs::create_directories(root + "/a/b");
+  const std::string model = root + "/evil.yaml";
+  std::ofstream(model) << "name: ../../escaped\nlayers: 2\nhidden: 64\nheads: 2\nvocab: 128\n"
+                          "seq: 64\n";
+  const CliRun r = orrery("convert --model " + model + " --gpus 2 --tp 2 --gbs 2 --to chakra -o " +
+                          root + "/a/b/out");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(root + "/a/b/out/_.._escaped.0.et"));
+  EXPECT_TRUE(fs::exists(root + "/a/b/out/_.._escaped.1.et"));
+  for (const auto& entry : fs::recursive_directory_iterator(root))
+    EXPECT_TRUE(entry.path().string().starts_with(root + "/a/b/out") ||
+                entry.path() == fs::path(model) || entry.path() == fs::path(root + "/a") ||
+                entry.path() == fs::path(root + "/a/b"))
+        << entry.path();
+  fs::remove_all(root);
 }
 
 // Broken sets: one line naming the file and what was expected, exit status 2.
