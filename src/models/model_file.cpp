@@ -19,6 +19,9 @@ namespace {
 // Every count and width is at most 2^30, so that products of two fit in 64 bits; the model as a
 // whole is held to 10^15 parameters, so that every count is exact in a double.
 constexpr int64_t kMaxSize = int64_t{1} << 30;
+// Layers are generated one by one (several kilobytes each in a workload): 10,000 is some fifty
+// times the deepest published transformer and keeps a workload under about 100 MB.
+constexpr int64_t kMaxLayers = 10'000;
 constexpr double kMaxParameters = 1e15;
 
 class ModelReader {
@@ -28,13 +31,13 @@ class ModelReader {
   ModelSpec read(std::string_view text) const;
 
  private:
-  // An integer in [minimum, kMaxSize].
-  int64_t size(const YAML::Node& node, int64_t minimum = 1) const {
+  // An integer in [minimum, maximum].
+  int64_t size(const YAML::Node& node, int64_t minimum = 1, int64_t maximum = kMaxSize) const {
     const std::string text = r_.scalar(node);
     const auto v = parse_int64(trim(text));
-    if (v && *v >= minimum && *v <= kMaxSize) return *v;
+    if (v && *v >= minimum && *v <= maximum) return *v;
     r_.fail(node, "expected an integer from " + std::to_string(minimum) + " to " +
-                      std::to_string(kMaxSize) + ", found '" + text + "'");
+                      std::to_string(maximum) + ", found '" + text + "'");
   }
   bool boolean(const YAML::Node& node) const {
     const std::string text = r_.scalar(node);
@@ -148,7 +151,7 @@ ModelSpec ModelReader::read(std::string_view text) const {
   }
   if (root["source"]) m.source = r_.scalar(root["source"]);
 
-  m.layers = size(r_.required(root, "layers", where));
+  m.layers = size(r_.required(root, "layers", where), 1, kMaxLayers);
   m.hidden = size(r_.required(root, "hidden", where));
   const YAML::Node heads = r_.required(root, "heads", where);
   m.heads = size(heads);

@@ -62,6 +62,11 @@ void check_plan(const ModelSpec& spec, const ParallelPlan& p) {
                              str(p.dp) + " (experts are spread over data-parallel ranks)");
   need(p.micro_batch >= 1 && p.micro_batches >= 1,
        "--gbs/--mbs: expected at least one micro-batch");
+  need(p.micro_batches <= kMaxMicroBatches,
+       "--gbs/--mbs: expected at most " + str(kMaxMicroBatches) +
+           " micro-batches per iteration (global batch / (micro-batch x data-parallel)), the plan "
+           "has " +
+           str(p.micro_batches));
   need(p.vpp == 1 || p.pp > 1, "--vpp " + str(p.vpp) + ": interleaving needs --pp above 1");
   need(p.vpp == 1 || p.micro_batches >= p.pp,
        "--vpp " + str(p.vpp) + ": the interleaved schedule needs at least pp (" + str(p.pp) +
@@ -404,9 +409,7 @@ class Generator {
   // gathers block the compute (no prefetch of the next layer's parameters: an upper bound).
   bool fully_sharded() const { return p_.zero >= 3 && p_.dp * p_.cp > 1; }
   // No full gradient buffer to accumulate a weight gradient into.
-  bool fresh_gradients() const {
-    return fully_sharded() || gradients_scattered_per_micro_batch();
-  }
+  bool fresh_gradients() const { return fully_sharded() || gradients_scattered_per_micro_batch(); }
   // ZeRO-2 keeps only its shard of the gradients, so with several micro-batches each one's
   // gradients are reduce-scattered layer by layer as its backward finishes (there is no full
   // buffer to accumulate them in); with one micro-batch that is the single reduction ZeRO-1 does.

@@ -67,6 +67,10 @@ struct TrainingWorkload {
   int64_t tokens = 0;                // per iteration
 };
 
+// The most micro-batches per iteration a plan may run: the workload lists each (and the event
+// mode simulates each), and real plans run thousands at most.
+constexpr int64_t kMaxMicroBatches = 1'000'000;
+
 // Throws std::invalid_argument naming the flag when the plan cannot run the model.
 TrainingWorkload generate_training_workload(const ModelSpec& spec, const ParallelPlan& plan);
 

@@ -355,7 +355,7 @@ Result AnalyticalSimulator::simulate(const Workload& workload, const Cluster& cl
                                      const SimulationOptions& options,
                                      Diagnostics& diagnostics) const {
   const IterationPlan plan =
-      plan_iteration(workload, cluster, options, diagnostics, /*buckets=*/false);
+      plan_iteration(workload, cluster, options, diagnostics, /*for_closed_form=*/true);
   // Stages run alike unless the program gives them different layers; then each distinct stage
   // is costed once.
   const int64_t stages =

@@ -137,9 +137,15 @@ bool in_range(LayerRange r, size_t i) {
   return i >= r.begin && i < r.end;
 }
 
+// Where messages about the workload as a whole point: its file's header line, or the model's
+// name alone for a workload generated from a model description (it has no lines).
+SourceLocation header_of(const Workload& w) {
+  return {w.source, w.format == "model" ? 0 : 1};
+}
+
 Bytes estimate_transfer_bytes(const Workload& w, Diagnostics& diagnostics) {
   const Program& program = w.program;
-  const SourceLocation header{w.source, 1};
+  const SourceLocation header = header_of(w);
   if (program.micro_batches.empty()) return 0;
   const LayerRange first = program.micro_batches.front();
   std::optional<Bytes> found;
@@ -493,8 +499,8 @@ void plan_transfers(IterationPlan& plan, const Workload& workload, CommPricer& p
 
 IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                              const SimulationOptions& options, Diagnostics& diagnostics,
-                             bool buckets) {
-  const SourceLocation header{workload.source, 1};
+                             bool for_closed_form) {
+  const SourceLocation header = header_of(workload);
   IterationPlan plan;
   Parallelism& par = plan.parallelism;
   par = workload.parallelism;
@@ -517,10 +523,10 @@ IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
   plan_layers(plan, program, options, pricer);
   plan_chunks(plan, program, header);
   plan_recompute(plan, workload, header, diagnostics);
-  check_stage_tasks(plan, m, header);
+  if (!for_closed_form) check_stage_tasks(plan, m, header);
 
   // Gradient buckets over the last micro-batch's backward, by weight-gradient compute.
-  if (buckets && options.overlap && !program.micro_batches.empty())
+  if (!for_closed_form && options.overlap && !program.micro_batches.empty())
     plan_buckets(plan, program, workload.gradient_bucket_bytes, pricer);
   // Parameter gathers over the first micro-batch's forward (overlap_param_gather).
   if (workload.param_gather_bucket_bytes && options.overlap && !program.micro_batches.empty())

@@ -163,14 +163,14 @@ struct IterationPlan {
 // phases); beyond it plan_iteration refuses the workload.
 constexpr int64_t kMaxStageTasks = 20'000'000;
 
-// Throws InputError when the parallelism does not fit the cluster or the world size, or the
-// iteration would need more than kMaxStageTasks tasks.
-// `buckets`: whether to split the overlapped gradient reductions into buckets (the closed form
-// hides them behind the last backward whole and does not need them); the parameter gathers are
-// split either way.
+// Throws InputError when the parallelism does not fit the cluster or the world size, or, for a
+// task simulation, the iteration would need more than kMaxStageTasks tasks.
+// `for_closed_form`: the plan is for the closed form (analytical mode), which simulates no tasks
+// and hides the overlapped gradient reductions behind the last backward whole, so neither the
+// task limit nor the reductions' buckets apply; the parameter gathers are split either way.
 IterationPlan plan_iteration(const Workload& workload, const Cluster& cluster,
                              const SimulationOptions& options, Diagnostics& diagnostics,
-                             bool buckets = true);
+                             bool for_closed_form = false);
 
 // Per-layer costs for the report: one row per workload layer.
 std::vector<LayerTiming> layer_timings(const Workload& workload, const IterationPlan& plan);

@@ -102,6 +102,30 @@ TEST(ModelCli, ImpossiblePlansNameTheFlag) {
             std::string::npos);
 }
 
+// A plan of 125,000 micro-batches on 8 GPUs / the event mode refuses it in one line naming the
+// model (about 74 million tasks, beyond its 20 million) and the analytical mode, which simulates
+// no tasks, answers; 1,250,000 micro-batches are refused before any is generated, in every mode,
+// because the workload lists each.
+TEST(ModelCli, TheClosedFormTakesWhatTheTaskLimitRefuses) {
+  const std::string plan = "simulate --model gpt3-1.3b --gpus 8 --gbs ";
+  const CliRun event = orrery(plan + "1000000");
+  EXPECT_EQ(event.status, 2);
+  EXPECT_NE(event.err.find("orrery: gpt3-1.3b: expected a workload the pipeline simulation can "
+                           "hold: about 74 million tasks"),
+            std::string::npos)
+      << event.err;
+  const CliRun closed = orrery(plan + "1000000 --mode analytical --json");
+  ASSERT_EQ(closed.status, 0) << closed.err;
+  EXPECT_GT(nlohmann::json::parse(closed.out)["iteration_time_s"].get<double>(), 0);
+  for (const std::string mode : {"event", "analytical"}) {
+    const CliRun r = orrery(plan + "10000000 --mode " + mode);
+    EXPECT_EQ(r.status, 2) << mode;
+    EXPECT_NE(r.err.find("--gbs/--mbs: expected at most 1000000 micro-batches per iteration"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
 // Every mode runs a generated program; flow and event agree where nothing contends (one server).
 TEST(ModelCli, EveryModeRunsAGeneratedProgram) {
   const std::string plan =

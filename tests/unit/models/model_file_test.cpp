@@ -110,6 +110,8 @@ TEST(ModelFile, EachErrorIsOneLineAtItsKey) {
       {with_line(2, "layers: [2]"), "m.yaml:2: expected a single value"},
       {with_line(1, "name: {a: 1}"), "m.yaml:1: expected a single value"},
       {with_line(3, "hidden: 0"), "m.yaml:3: expected an integer from 1 to " + n + ", found '0'"},
+      {with_line(2, "layers: 10001"),
+       "m.yaml:2: expected an integer from 1 to 10000, found '10001'"},
       {with_line(6, "seq: -4"), "m.yaml:6: expected an integer from 1 to " + n + ", found '-4'"},
       {with_line(5, "vocab: many"),
        "m.yaml:5: expected an integer from 1 to " + n + ", found 'many'"},
