@@ -112,6 +112,20 @@ int run_calibrate(const CalibrateArgs& a) {
     series.push_back(std::move(s));
   }
   const Calibration c = calibrate(cluster, series);
+  // A fit that misses by more than a factor of two on average, either way (too slow: over
+  // +100 %; too fast: a bias under -50 %), is no calibration: the log's figures are not what the
+  // model prices (other units, another GPU count, a broken run).
+  for (size_t i = 0; i < logs.size(); ++i)
+    if (const RangeStats& all = c.series[i].ranges.back();
+        all.after.mape_pct > 100 || all.after.bias_pct < -50)
+      throw InputError({a.logs[i], 0},
+                       "expected measurements the collective model can follow: the fit still "
+                       "misses them by more than a factor of two (MAPE " +
+                           percent(all.after.mape_pct) + ", bias " +
+                           percent(all.after.bias_pct, true) + " over " +
+                           std::to_string(all.after.points) +
+                           " points; are the times microseconds and the GPU count right?); no "
+                           "cluster file written");
 
   Cluster out = c.cluster;
   out.name = cluster.name + "-calibrated";

@@ -227,10 +227,22 @@ class Reader {
       fail(line,
            "expected the out-of-place time in microseconds (a number from 0 to 1e11), found '" +
                std::string(f[time_column_]) + "'");
+    if (*bytes > 0 && *time == 0)
+      fail(line, "expected a positive out-of-place time for " + std::to_string(*bytes) +
+                     " bytes, found '" + std::string(f[time_column_]) + "'");
     for (size_t c = time_column_ + 1; c < time_column_ + 3 && c < f.size(); ++c)
       if (!parse_double(f[c]))
         fail(line, "expected the out-of-place " + columns_[c] + " in GB/s (a number), found '" +
                        std::string(f[c]) + "'");
+    // The run's own check of its results (-c 1; "N/A" without it): a wrong result is a broken
+    // run, whose times calibrate nothing.
+    for (size_t c = time_column_ + 1; c < columns_.size() && c < f.size(); ++c)
+      if (columns_[c] == "#wrong") {
+        if (const auto wrong = parse_uint64(f[c]); wrong && *wrong > 0)
+          fail(line, "expected a run whose results checked out, found " + std::string(f[c]) +
+                         " wrong values (#wrong) at " + std::to_string(*bytes) + " bytes");
+        break;
+      }
     log_.rows.push_back({line, *bytes, *time});
   }
 
@@ -243,6 +255,12 @@ class Reader {
       fail(columns_line_, "expected data rows after the column header, found none");
     if (!ranks_.empty()) {
       log_.gpus = static_cast<int64_t>(ranks_.size());
+      // Each process runs nThread x nGpus of the ranks (one process, or one per MPI rank).
+      const int64_t per_process = threads_ * gpus_per_thread_;
+      if (per_process > 0 && log_.gpus % per_process != 0)
+        fail(thread_line_, "expected nThread x nGpus (" + std::to_string(per_process) +
+                               ") GPUs per process, a divisor of the " + std::to_string(log_.gpus) +
+                               " ranks listed");
     } else if (threads_ > 0 && gpus_per_thread_ > 0) {
       log_.gpus = threads_ * gpus_per_thread_;
       log_.gpus_line = thread_line_;

@@ -320,6 +320,12 @@ TEST(Calibrate, BadInputIsOneLineExitTwoAndWritesNothing) {
   std::string text = read_file(good);
   text.insert(text.find("# Out of bounds"), "     33554432  8388608  float  sum  -1  199.3\n");
   std::ofstream(ragged) << text;
+  // Times a thousand times too short (nanoseconds read as microseconds) and a million times too
+  // long: the fit misses both by far more than a factor of two.
+  const fs::path tiny = dir.path() / "tiny.log";
+  write_log(tiny, "all_reduce", 8, {{1048576, 25.4e-3}, {16777216, 121.9e-3}});
+  const fs::path huge = dir.path() / "huge.log";
+  write_log(huge, "all_reduce", 8, {{1048576, 25.4e6}, {16777216, 121.9e6}});
   const fs::path small = dir.path() / "small.yaml";
   std::ofstream(small) << "name: one-server\nnetwork:\n  - {kind: switch, size: 8, bandwidth: "
                           "450 GB/s}\n";
@@ -340,6 +346,11 @@ TEST(Calibrate, BadInputIsOneLineExitTwoAndWritesNothing) {
       {ragged.string() + " --cluster hgx-h100" + o,
        ragged.string() + ":20: expected 13 fields (size count type redop root time algbw"},
       {good.string() + " --cluster nowhere" + o, "--cluster 'nowhere': expected a preset"},
+      {tiny.string() + " --cluster hgx-h100" + o,
+       tiny.string() + ": expected measurements the collective model can follow: the fit still "
+                       "misses them by more than a factor of two"},
+      {huge.string() + " --cluster hgx-h100" + o,
+       huge.string() + ": expected measurements the collective model can follow"},
       {good.string() + " --cluster hgx-h100 -o " + good.string(),
        "refusing to overwrite an input of this run"},
   };

@@ -173,6 +173,22 @@ TEST(NcclTestsLog, MalformedLogsAreOneLineErrorsAtTheirLine) {
                        0),
             0u)
       << error_of("results/run1.txt", anonymous);
+  // A zero time for a non-empty message, a result the run found wrong, and a thread line whose
+  // GPUs per process do not divide the ranks listed: figures that would calibrate nonsense.
+  EXPECT_EQ(error_of("a.log", small_log("           8             2     float     sum      -1    "
+                                        "0.00    0.00    0.00      0    10.05    0.00    0.00  "
+                                        "    0\n")),
+            "a.log:12: expected a positive out-of-place time for 8 bytes, found '0.00'");
+  EXPECT_EQ(error_of("a.log", small_log(kRow8 + "          16             4     float     sum    "
+                                                "  -1    11.50    0.00    0.00      3    11.31 "
+                                                "   0.00    0.00      0\n")),
+            "a.log:13: expected a run whose results checked out, found 3 wrong values (#wrong) "
+            "at 16 bytes");
+  std::string three = small_log(kRow8);
+  three.replace(three.find("nGpus 2"), 7, "nGpus 3");
+  EXPECT_EQ(error_of("a.log", three),
+            "a.log:3: expected nThread x nGpus (3) GPUs per process, a divisor of the 2 ranks "
+            "listed");
   // Two runs in one file.
   EXPECT_EQ(error_of("a.log", small_log(kRow8) + small_log(kRow16)),
             "a.log:18: expected one nccl-tests run per file; a second run starts here");
