@@ -325,11 +325,11 @@ double flow_seconds(double flows, double repeats) {
   return repeats * flows * (kFlowBaseSeconds + kFlowSharingSeconds * std::sqrt(flows));
 }
 
-[[noreturn]] void throw_too_many_flows(double flows, double seconds) {
+[[noreturn]] void throw_too_many_flows(double flows, double seconds, std::string_view what) {
   throw InputError(fmt::format(
-      "flow mode would run {:.0f} flows for this collective, about {:.3g} s of computer time "
+      "flow mode would run {:.0f} flows for {}, about {:.3g} s of computer time "
       "(docs/network.md); the limit is {:.0f} s: use the analytical mode or fewer ranks",
-      flows, seconds, kFlowBudgetSeconds));
+      flows, what, seconds, kFlowBudgetSeconds));
 }
 
 bool is_network(const Topology& t, size_t d) {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/bandwidth.h"
@@ -104,15 +105,18 @@ std::vector<FlowStep> collective_steps(const Topology& topology, Algorithm algor
 // kFlowBaseSeconds + kFlowSharingSeconds x sqrt(F) (starting and routing it, and re-solving the
 // rates of its link component, which grows with F), fitted on 1,024-rank ring steps (8,192 flows:
 // 0.13 us per flow) and all-to-alls of 1,024 and 2,048 ranks (1M and 4.2M flows: 1.4 and 2.3 us;
-// docs/network.md). One collective may take at most kFlowBudgetSeconds by this estimate; more is
-// an InputError naming the flows and the estimated time.
+// docs/network.md). One collective, and one simulated iteration, may take at most
+// kFlowBudgetSeconds by this estimate; more is an InputError naming the flows and the estimated
+// time.
 constexpr double kFlowBaseSeconds = 1e-7;
 constexpr double kFlowSharingSeconds = 1.2e-9;
 constexpr double kFlowBudgetSeconds = 30;
 // The estimate for `repeats` steps of `flows` flows each.
 double flow_seconds(double flows, double repeats);
 void check_flow_count(std::span<const FlowStep> steps);
-[[noreturn]] void throw_too_many_flows(double flows, double seconds);
+// `what`: what would run them ("this collective").
+[[noreturn]] void throw_too_many_flows(double flows, double seconds,
+                                       std::string_view what = "this collective");
 
 // Whether dimension d's steps are network hops (fat-tree: through NICs and proxies).
 bool is_network(const Topology& topology, size_t d);

@@ -10,6 +10,9 @@
 #include <set>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
+#include "core/diagnostics.h"
 #include "engine/in_order_streams.h"
 #include "engine/kernel.h"
 #include "engine/successors.h"
@@ -325,11 +328,23 @@ class Simulation {
     }
     const std::vector<RoutedStep>& steps = routed(job_id, task, base, gpus);
     flows_[job_id] += flow_count(steps);
+    // The whole run's flows by the per-collective estimate (collective_flows.h): a run of many
+    // collectives, each within the budget, stops once their sum is past it.
+    for (const RoutedStep& step : steps)
+      estimated_seconds_ +=
+          flow_seconds(static_cast<double>(step.bytes.size()), static_cast<double>(step.repeat));
+    if (estimated_seconds_ > kFlowBudgetSeconds) {
+      double flows = 0;
+      for (const uint64_t f : flows_)
+        flows += static_cast<double>(f);
+      throw_too_many_flows(flows, estimated_seconds_, "this iteration (so far)");
+    }
     collectives_.launch(steps, std::move(members), job_id);
   }
 
  public:
-  std::vector<uint64_t> flows_;  // started, per job
+  std::vector<uint64_t> flows_;   // started, per job
+  double estimated_seconds_ = 0;  // their computer time, by flow_seconds()
 
  private:
   const Topology& topology_;
@@ -359,6 +374,19 @@ Job prepare(const Workload& w, const Cluster& cluster, const SimulationOptions& 
   j.diagnostics = &diagnostics;
   j.plan = plan_iteration(w, cluster, options, diagnostics);
   j.programs = build_stage_programs(j.plan, options.record_timeline);
+  // Every rank runs its stage's tasks here (the event mode runs one rank a stage).
+  double tasks = 0;
+  for (const StageProgram& p : j.programs.stages)
+    tasks += static_cast<double>(p.tasks.size());
+  tasks *= static_cast<double>(j.plan.parallelism.world_size / j.plan.parallelism.pp);
+  if (tasks > static_cast<double>(kMaxStageTasks))
+    throw InputError(
+        {w.source, 0},
+        fmt::format("expected a job the flow simulation can hold: every one of its {} "
+                    "ranks runs its stage's tasks, about {:.0f} million in all, "
+                    "beyond the {} million it takes; the event and analytical modes "
+                    "run one rank a stage",
+                    j.plan.parallelism.world_size, tasks / 1e6, kMaxStageTasks / 1'000'000));
   for (const StageProgram& p : j.programs.stages)
     j.index.emplace_back(p, j.programs.transfer_keys);
   j.offset = offset;

@@ -637,6 +637,24 @@ TEST(Collective, FlowModeRefusesWhatWouldRunForMinutes) {
   }
 }
 
+// Seed 003 declared on 65,536 GPUs / flow mode refuses it at once in one line naming the file:
+// every rank runs its stage's tasks there (about 30 million, beyond 20 million), where it took
+// minutes and gigabytes before; the event mode runs one rank a stage and answers.
+TEST(Simulate, FlowModeRefusesAJobOfTooManyRankTasksUpFront) {
+  TempDir dir;
+  std::string text = read_file(kSeed003);
+  text.replace(text.find("all_gpus: 128"), 13, "all_gpus: 65536");
+  const std::string path = (dir.path() / "wide.txt").string();
+  std::ofstream(path) << text;
+  const CliRun r = orrery("simulate " + path + " --mode flow");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "orrery: " + path +
+                       ": expected a job the flow simulation can hold: every one of its 65536 "
+                       "ranks runs its stage's tasks, about 30 million in all, beyond the 20 "
+                       "million it takes; the event and analytical modes run one rank a stage\n");
+  EXPECT_EQ(orrery("simulate " + path).status, 0);
+}
+
 // Each job's summary lists the run's warnings and its own, never another job's.
 TEST(Simulate, EachJobListsItsOwnWarnings) {
   for (const std::string mode : {"event", "flow"}) {
