@@ -107,8 +107,7 @@ int run_calibrate(const CalibrateArgs& a) {
     const NcclTestsLog& log = logs.back();
     MeasuredSeries s{file_name(path), {path, log.gpus_line}, *log.kind, log.gpus, {}};
     for (const NcclTestsRow& row : log.rows)
-      if (row.bytes > 0 && row.time_us > 0)
-        s.points.push_back({row.bytes, Time::from_seconds(row.time_us * 1e-6)});
+      if (row.bytes > 0) s.points.push_back({row.bytes, Time::from_seconds(row.time_us * 1e-6)});
     series.push_back(std::move(s));
   }
   const Calibration c = calibrate(cluster, series);

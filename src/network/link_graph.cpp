@@ -411,26 +411,30 @@ Time LinkGraph::route(int64_t src, int64_t dst, uint64_t hash, std::vector<LinkI
 }
 
 std::vector<int64_t> LinkGraph::route_class(int64_t src, int64_t dst) const {
-  const std::vector<int64_t> at = topology_.coordinates(src), to = topology_.coordinates(dst);
-  std::vector<int64_t> crossed(topology_.size(), 0);
-  for (size_t d = 0; d < topology_.size(); ++d) {
-    if (at[d] == to[d]) continue;
-    const Dimension& dim = topology_[d];
-    switch (dim.kind) {
-      case DimensionKind::Ring: {
-        const int64_t k = extent_[d], ahead = ((to[d] - at[d]) % k + k) % k;
-        crossed[d] = std::min(ahead, k - ahead);
-        break;
-      }
-      case DimensionKind::FatTree: {
-        const int64_t per_leaf =
-            dim.servers_per_leaf > 0 ? dim.servers_per_leaf : family_[d].servers;
-        crossed[d] = server_of(d, at) / per_leaf == server_of(d, to) / per_leaf ? 1 : 2;
-        break;
-      }
-      default:
-        crossed[d] = 1;
+  std::vector<int64_t> crossed;
+  std::vector<LinkId> both;
+  for (const auto& [from, to] : {std::pair{src, dst}, std::pair{dst, src}})
+    crossed.push_back(route(from, to, 0, both).ps());
+  // How many times each link is crossed (the two routes may share one), by tier: per dimension,
+  // the links inside servers (or along it), then a fat-tree's leaf-spine links.
+  std::sort(both.begin(), both.end());
+  std::vector<std::vector<int64_t>> tiers(2 * family_.size());
+  for (size_t i = 0; i < both.size();) {
+    size_t end = i;
+    while (end < both.size() && both[end] == both[i])
+      ++end;
+    for (size_t d = 0; d < family_.size(); ++d) {
+      const Family& f = family_[d];
+      if (both[i] < f.base || both[i] >= f.base + f.count) continue;
+      const bool spine = topology_[d].kind == DimensionKind::FatTree && both[i] >= uplinks(d);
+      tiers[2 * d + (spine ? 1 : 0)].push_back(static_cast<int64_t>(end - i));
     }
+    i = end;
+  }
+  for (std::vector<int64_t>& tier : tiers) {
+    std::sort(tier.begin(), tier.end());
+    crossed.push_back(static_cast<int64_t>(tier.size()));
+    crossed.insert(crossed.end(), tier.begin(), tier.end());
   }
   return crossed;
 }

@@ -55,11 +55,12 @@ class LinkGraph {
   // largest step latency of the dimensions crossed; ring latencies add up per hop).
   Time route(int64_t src, int64_t dst, uint64_t hash, std::vector<LinkId>& path) const;
 
-  // What a transfer from `src` to `dst` crosses, per dimension: 0 where the two GPUs share its
-  // coordinate; a ring's hops; a fat-tree's 1 within a leaf, 2 through a spine; else 1. Every
-  // link of a family has one capacity and routes are dimension-order, so two pairs of one class
-  // load the same families alike, with the same latency, either way: on an otherwise idle
-  // network their transfers cost the same.
+  // What the routes between `src` and `dst` cross, both ways: each route's latency and, per
+  // tier of links (a dimension's links inside servers or along it; a fat-tree's leaf-spine
+  // links), how many times each link of it is crossed, sorted (the two routes may share a
+  // link). Every link of a tier has one capacity, so two pairs of one class load links of equal
+  // capacity alike, with the same latencies: on an otherwise idle network their transfers cost
+  // the same.
   std::vector<int64_t> route_class(int64_t src, int64_t dst) const;
 
   // The port of `gpu` into (up) or out of its switch in switch dimension `d`.

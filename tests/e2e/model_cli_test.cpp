@@ -104,8 +104,8 @@ TEST(ModelCli, ImpossiblePlansNameTheFlag) {
 
 // A plan of 125,000 micro-batches on 8 GPUs / the event mode refuses it in one line naming the
 // model (about 74 million tasks, beyond its 20 million) and the analytical mode, which simulates
-// no tasks, answers; 1,250,000 micro-batches are refused before any is generated, in every mode,
-// because the workload lists each.
+// no tasks, answers; 1,250,000 micro-batches are refused before any is generated, in the event
+// and analytical modes alike, because the workload lists each.
 TEST(ModelCli, TheClosedFormTakesWhatTheTaskLimitRefuses) {
   const std::string plan = "simulate --model gpt3-1.3b --gpus 8 --gbs ";
   const CliRun event = orrery(plan + "1000000");

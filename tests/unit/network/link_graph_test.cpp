@@ -47,22 +47,36 @@ TEST(LinkGraph, RoutesAreDimensionOrderAndRailAligned) {
   EXPECT_EQ(g.link_name(path[2]), "fabric server 0 rail 5 NIC up");
 }
 
-// two_tier() (servers of 8, 4 servers a leaf) and torus() (4 x 4 x 4) / the route class of a pair
-// is what its route crosses per dimension: nothing, the switch, the fat-tree within a leaf (1)
-// or through a spine (2), a ring's hops the shorter way; two pairs of one class load the same
-// link families along equally long routes.
-TEST(LinkGraph, RouteClassIsWhatTheRouteCrosses) {
+// two_tier() (servers of 8, 4 servers a leaf) and torus() (4 x 4 x 4) / pairs whose routes cross
+// the same families as often, both ways, share a route class; a switch hop more (PXN), a spine,
+// or a ring hop more tells them apart, because those change the links loaded or the latency.
+TEST(LinkGraph, RouteClassIsWhatTheRoutesCross) {
   const Topology t = testing::two_tier();
   const LinkGraph g(t, 64);
-  EXPECT_EQ(g.route_class(0, 5), (std::vector<int64_t>{1, 0}));
-  EXPECT_EQ(g.route_class(3, 11), (std::vector<int64_t>{0, 1}));  // servers 0 and 1, one pod
-  EXPECT_EQ(g.route_class(3, 35), (std::vector<int64_t>{0, 2}));  // server 4: another pod
-  EXPECT_EQ(g.route_class(0, 13), (std::vector<int64_t>{1, 1}));  // PXN: the switch, then the rail
-  EXPECT_EQ(g.route_class(19, 27), g.route_class(3, 11));         // servers 2 and 3, same rail
+  EXPECT_EQ(g.route_class(19, 27), g.route_class(3, 11));  // servers 2-3 and 0-1: one pod, a rail
+  EXPECT_EQ(g.route_class(5, 1), g.route_class(0, 5));     // inside a server
+  EXPECT_NE(g.route_class(3, 35), g.route_class(3, 11));   // server 4: another pod, a spine
+  EXPECT_NE(g.route_class(0, 13), g.route_class(3, 11));   // PXN: the switch, then the rail
   const Topology t3 = testing::torus();
   const LinkGraph torus(t3, 64);
-  EXPECT_EQ(torus.route_class(0, 3), (std::vector<int64_t>{1, 0, 0}));  // one hop back
-  EXPECT_EQ(torus.route_class(0, 2 + 4), (std::vector<int64_t>{2, 1, 0}));
+  EXPECT_EQ(torus.route_class(1, 0), torus.route_class(0, 3));  // one hop either way
+  EXPECT_NE(torus.route_class(0, 2), torus.route_class(0, 1));  // two hops against one
+}
+
+// A fat-tree with a dimension outside it and leaves of 5 servers that do not divide its 4
+// positions: routes find the destination's leaf from the source's outer coordinates, so ranks
+// 48 -> 64 (servers 6 and 8) cross a spine one way and not the other, where 16 -> 32 stays
+// inside its leaf both ways: two classes, though both pairs join two servers of one rail.
+TEST(LinkGraph, RouteClassFollowsTheRouteNotTheCoordinates) {
+  std::vector<Dimension> dims = {testing::dimension("nvlink", DimensionKind::Switch, 8, 450),
+                                 testing::dimension("fabric", DimensionKind::FatTree, 4, 50),
+                                 testing::dimension("outer", DimensionKind::Switch, 0, 25)};
+  dims[1].rails = 8;
+  dims[1].servers_per_leaf = 5;
+  dims[1].oversubscription = 8;
+  const Topology t(dims);
+  const LinkGraph g(t, 80);
+  EXPECT_NE(g.route_class(48, 64), g.route_class(16, 32));
 }
 
 TEST(LinkGraph, TorusTakesTheShorterWayHopByHop) {
