@@ -1,5 +1,7 @@
 #include "cli/output_files.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -36,11 +38,15 @@ void write_file(const std::filesystem::path& path,
       throw InputError({path.string(), 0}, "refusing to overwrite an input of this run (" +
                                                input.string() + "); choose another output path");
   }
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    throw InputError({path.string(), 0}, "cannot write output file: it is a directory");
   std::filesystem::path temporary = path;
   temporary += ".orrery-partial";
   {
     std::ofstream out(temporary, std::ios::binary);
-    if (!out) throw InputError({path.string(), 0}, "cannot write output file");
+    if (!out)
+      throw InputError({path.string(), 0},
+                       "cannot write output file: " + std::string(std::strerror(errno)));
     try {
       write(out);
     } catch (...) {
@@ -58,8 +64,9 @@ void write_file(const std::filesystem::path& path,
   std::error_code ec;
   std::filesystem::rename(temporary, path, ec);
   if (ec) {
+    const std::string why = ec.message();
     std::filesystem::remove(temporary, ec);
-    throw InputError({path.string(), 0}, "cannot write output file");
+    throw InputError({path.string(), 0}, "cannot write output file: " + why);
   }
 }
 

@@ -353,6 +353,11 @@ TEST(Calibrate, BadInputIsOneLineExitTwoAndWritesNothing) {
        huge.string() + ": expected measurements the collective model can follow"},
       {good.string() + " --cluster hgx-h100 -o " + good.string(),
        "refusing to overwrite an input of this run"},
+      {good.string() + " --cluster hgx-h100 -o " + dir.path().string(),
+       dir.path().string() + ": cannot write output file: it is a directory"},
+      {good.string() + " --cluster hgx-h100 -o " + (dir.path() / "no" / "such.yaml").string(),
+       (dir.path() / "no" / "such.yaml").string() +
+           ": cannot write output file: No such file or directory"},
   };
   for (const auto& [args, message] : cases) {
     const CliRun r = orrery("calibrate " + args);
