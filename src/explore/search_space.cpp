@@ -1,11 +1,13 @@
 #include "explore/search_space.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "core/diagnostics.h"
 #include "core/text.h"
 #include "hardware/device_file.h"
+#include "workload/parallelism.h"
 
 namespace orrery::explore {
 namespace {
@@ -25,12 +27,16 @@ const std::set<std::string> kPlanKeys = {"tp",
 const std::set<std::string> kClusterKeys = {"cluster",         "gpus",      "device",
                                             "gpus-per-server", "nic-busbw", "nvlink-busbw"};
 
-std::vector<int64_t> positive_integers(const Vary& v) {
+std::vector<int64_t> positive_integers(const Vary& v,
+                                       int64_t maximum = std::numeric_limits<int64_t>::max()) {
   std::vector<int64_t> out;
   for (const std::string& text : v.values) {
     const auto n = parse_int64(text);
     if (!n || *n < 1)
       throw InputError("--vary " + v.key + ": expected positive integers, got '" + text + "'");
+    if (*n > maximum)
+      throw InputError("--vary " + v.key + ": expected integers up to " + std::to_string(maximum) +
+                       ", got '" + text + "'");
     out.push_back(*n);
   }
   return out;
@@ -162,7 +168,7 @@ void apply_varies(const std::vector<Vary>& varies, PlanAxes& p, ClusterAxes& c) 
       }
     }
     if (k == "cluster") c.clusters = v.values;
-    if (k == "gpus") c.gpus = positive_integers(v);
+    if (k == "gpus") c.gpus = positive_integers(v, kMaxWorldSize);
     if (k == "device") c.devices = v.values;
     if (k == "gpus-per-server") {
       c.gpus_per_server.clear();

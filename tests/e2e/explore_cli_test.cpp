@@ -116,6 +116,7 @@ TEST(ExploreCli, BadRequestsAreOneLineErrors) {
       {"--vary tensor=1,2", "--vary tensor: unknown key"},
       {"--vary tp=", "--vary tp: expected at least one value"},
       {"--vary tp=two", "--vary tp: expected positive integers, got 'two'"},
+      {"--vary gpus=64,1048577", "--vary gpus: expected integers up to 1048576, got '1048577'"},
       {"--vary tp=7", "the divisibility rule"},
       {"--vary cluster=nowhere", "nowhere"},
       {"--objective cost", "cluster 'dgx-a100' has no price per GPU-hour"},
