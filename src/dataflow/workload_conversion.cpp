@@ -127,25 +127,25 @@ ConvertedWorkload to_workload(const DataflowProblem& problem, const DataflowGrap
   wl.stage_boundary_bytes = static_cast<Bytes>(std::llround(
       static_cast<double>(llm.hidden) * static_cast<double>(llm.seq_len) * word * samples));
 
-  // Every micro-batch lists its own rows, each about 6 tasks on each of the pp stages (the
-  // event simulation's estimate, training/iteration_plan.h): past its 20 million tasks the
-  // conversion alone would take gigabytes before the simulation refuses it.
+  // Every micro-batch lists its own rows, each about kTasksPerLayerRun tasks on each of the pp
+  // stages: past kMaxStageTasks the conversion alone would take gigabytes before the event
+  // simulation refuses it.
   size_t rows_per_layer = 0;
   for (const ConfigWork& w : work)
     rows_per_layer += (w.has[0] ? 1 : 0) + (w.has[1] || w.has[2] ? 1 : 0);
-  const double tasks = 6.0 * static_cast<double>(m.pp) *
+  const double tasks = kTasksPerLayerRun * static_cast<double>(m.pp) *
                        static_cast<double>(ev.pipeline.micro_batches) *
                        (1.0 + static_cast<double>(ev.pipeline.layers_per_stage) *
                                   static_cast<double>(rows_per_layer));
-  constexpr double kMaxTasks = 20e6;
-  if (tasks > kMaxTasks)
-    throw InputError({problem.source, problem.graph_line},
-                     fmt::format("expected a mapping the event simulation can hold: about {:.0f} "
-                                 "million tasks (pp {} x {} micro-batches x {} layers a stage x {} "
-                                 "kernel rows x 6) exceed the {:.0f} million it takes; `orrery "
-                                 "simulate` without --mode takes any size",
-                                 tasks / 1e6, m.pp, ev.pipeline.micro_batches,
-                                 ev.pipeline.layers_per_stage, rows_per_layer, kMaxTasks / 1e6));
+  if (tasks > static_cast<double>(kMaxStageTasks))
+    throw InputError(
+        {problem.source, problem.graph_line},
+        fmt::format("expected a mapping the event simulation can hold: about {:.0f} "
+                    "million tasks (pp {} x {} micro-batches x {} layers a stage x {} "
+                    "kernel rows x {:.0f}) exceed the {} million it takes; `orrery "
+                    "simulate` without --mode takes any size",
+                    tasks / 1e6, m.pp, ev.pipeline.micro_batches, ev.pipeline.layers_per_stage,
+                    rows_per_layer, kTasksPerLayerRun, kMaxStageTasks / 1'000'000));
 
   Program& program = wl.program;
   if (gradient_bytes > 0) {

@@ -459,7 +459,8 @@ void check_stage_tasks(const IterationPlan& plan, int64_t m, const SourceLocatio
   for (size_t k = 0; k < plan.passes.size(); ++k)
     for (const auto& chunk : plan.passes[k])
       for (const size_t l : chunk)
-        pass_tasks[k] += 6.0 + 2.0 * static_cast<double>(plan.layers[l].recompute.size());
+        pass_tasks[k] +=
+            kTasksPerLayerRun + 2.0 * static_cast<double>(plan.layers[l].recompute.size());
   double tasks = 0;
   for (const size_t k : plan.pass_of)
     tasks += pass_tasks[k];

@@ -159,10 +159,6 @@ struct IterationPlan {
   }
 };
 
-// The most tasks the stage programs of one iteration may hold (pp x micro-batches x layers x
-// phases); beyond it plan_iteration refuses the workload.
-constexpr int64_t kMaxStageTasks = 20'000'000;
-
 // Throws InputError when the parallelism does not fit the cluster or the world size, or, for a
 // task simulation, the iteration would need more than kMaxStageTasks tasks.
 // `for_closed_form`: the plan is for the closed form (analytical mode), which simulates no tasks

@@ -29,6 +29,12 @@
 
 namespace orrery {
 
+// The most tasks the stage programs of one iteration may hold (pp x micro-batches x layers x
+// phases, about kTasksPerLayerRun for each run of a layer without recompute): beyond it the task
+// simulations refuse the workload, before building them where they can (the closed form takes it).
+constexpr int64_t kMaxStageTasks = 20'000'000;
+constexpr double kTasksPerLayerRun = 6;
+
 struct Phase {
   Time compute;                       // duration on the compute stream
   std::optional<Communication> comm;  // issued when the compute ends; absent if none

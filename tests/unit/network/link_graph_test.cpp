@@ -68,13 +68,7 @@ TEST(LinkGraph, RouteClassIsWhatTheRoutesCross) {
 // 48 -> 64 (servers 6 and 8) cross a spine one way and not the other, where 16 -> 32 stays
 // inside its leaf both ways: two classes, though both pairs join two servers of one rail.
 TEST(LinkGraph, RouteClassFollowsTheRouteNotTheCoordinates) {
-  std::vector<Dimension> dims = {testing::dimension("nvlink", DimensionKind::Switch, 8, 450),
-                                 testing::dimension("fabric", DimensionKind::FatTree, 4, 50),
-                                 testing::dimension("outer", DimensionKind::Switch, 0, 25)};
-  dims[1].rails = 8;
-  dims[1].servers_per_leaf = 5;
-  dims[1].oversubscription = 8;
-  const Topology t(dims);
+  const Topology t = testing::fat_tree_inside_a_switch(4, 5);
   const LinkGraph g(t, 80);
   EXPECT_NE(g.route_class(48, 64), g.route_class(16, 32));
 }

@@ -53,6 +53,20 @@ inline Topology two_tier(bool nvls = false) {
   return t;
 }
 
+// Servers of 8 GPUs (450 GB/s switch) on a rail-optimised fat-tree of `positions` servers (8
+// rails of 50 GB/s, leaves of `per_leaf` servers, 8:1 oversubscribed), copies of it joined by an
+// outer switch of 25 GB/s: a fat-tree with a dimension outside it, whose leaves need not divide
+// its positions.
+inline Topology fat_tree_inside_a_switch(int64_t positions, int64_t per_leaf) {
+  std::vector<Dimension> dims = {dimension("nvlink", DimensionKind::Switch, 8, 450),
+                                 dimension("fabric", DimensionKind::FatTree, positions, 50),
+                                 dimension("outer", DimensionKind::Switch, 0, 25)};
+  dims[1].rails = 8;
+  dims[1].servers_per_leaf = per_leaf;
+  dims[1].oversubscription = 8;
+  return Topology(dims);
+}
+
 // A 4 x 4 x 4 torus: 50 GB/s links, 1 us per hop.
 inline Topology torus() {
   std::vector<Dimension> dims;

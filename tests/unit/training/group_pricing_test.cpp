@@ -48,20 +48,25 @@ TEST(GroupPricing, CachedEqualsFresh) {
   EXPECT_EQ(cached->shape(CommGroup::Data).ranks, 4);
 }
 
+// The axes of tp x dp x pp ranks in Megatron's order.
+const std::vector<TrainingAxis> kOrder = rank_order({"tp", "ep", "dp", "pp"});
+std::vector<ParallelAxis> pipeline_axes(int64_t tp, int64_t dp, int64_t pp) {
+  Parallelism par;
+  par.tp = tp;
+  par.pp = pp;
+  par.world_size = tp * dp * pp;
+  return parallel_axes(par, kOrder);
+}
+
 // Every boundary's transfer (time, rate and latency, which the flow mode reads) / what a model
 // of its own pair gives, although alike boundaries share one model: sharing may change the work,
 // never an answer.
 void expect_each_boundary_priced_as_its_own_pair(const Topology& topology, int64_t tp, int64_t dp,
                                                  int64_t pp) {
-  const std::vector<TrainingAxis> order = rank_order({"tp", "ep", "dp", "pp"});
-  Parallelism par;
-  par.tp = tp;
-  par.pp = pp;
-  par.world_size = tp * dp * pp;
-  const std::vector<ParallelAxis> axes = parallel_axes(par, order);
-  GroupPricing pricing(topology, axes, order);
+  const std::vector<ParallelAxis> axes = pipeline_axes(tp, dp, pp);
+  GroupPricing pricing(topology, axes, kOrder);
   const RankPlacement placement(axes, topology);
-  const LinkGraph links(topology, par.world_size);
+  const LinkGraph links(topology, tp * dp * pp);
   const auto pp_axis = static_cast<size_t>(
       std::find_if(axes.begin(), axes.end(), [](auto& a) { return a.name == "pp"; }) -
       axes.begin());
@@ -81,17 +86,7 @@ void expect_each_boundary_priced_as_its_own_pair(const Topology& topology, int64
 // server and across servers (through the switch first: PXN), boundary 7 crosses pods.
 TEST(GroupPricing, AlikeBoundariesShareAModelAndItsAnswers) {
   expect_each_boundary_priced_as_its_own_pair(testing::two_tier(), 4, 1, 16);
-  GroupPricing pricing(testing::two_tier(),
-                       parallel_axes(
-                           [] {
-                             Parallelism p;
-                             p.tp = 4;
-                             p.pp = 16;
-                             p.world_size = 64;
-                             return p;
-                           }(),
-                           rank_order({"tp", "ep", "dp", "pp"})),
-                       rank_order({"tp", "ep", "dp", "pp"}));
+  GroupPricing pricing(testing::two_tier(), pipeline_axes(4, 1, 16), kOrder);
   EXPECT_LT(pricing.transfer(0, 50'000'000).time, pricing.transfer(1, 50'000'000).time);
 }
 
@@ -100,23 +95,16 @@ TEST(GroupPricing, AlikeBoundariesShareAModelAndItsAnswers) {
 // destination's leaf from the source's outer coordinates), and a shared model that missed it
 // priced boundary 3 37 % too fast (found by review).
 TEST(GroupPricing, BoundariesShareOnlyWhereTheirRoutesAreAlike) {
-  std::vector<Dimension> dims = {testing::dimension("nvlink", DimensionKind::Switch, 8, 450),
-                                 testing::dimension("fabric", DimensionKind::FatTree, 4, 50),
-                                 testing::dimension("outer", DimensionKind::Switch, 0, 25)};
-  dims[1].rails = 8;
-  dims[1].servers_per_leaf = 5;
-  dims[1].oversubscription = 8;
-  expect_each_boundary_priced_as_its_own_pair(Topology(dims), 8, 2, 5);
+  expect_each_boundary_priced_as_its_own_pair(testing::fat_tree_inside_a_switch(4, 5), 8, 2, 5);
   // And on a grid of such networks and plans (3 to 5 positions, leaves of 2, 3 or 5 servers).
   for (const int64_t positions : {3, 4, 5})
     for (const int64_t per_leaf : {2, 3, 5})
       for (const int64_t dp : {1, 2, 3})
         for (const int64_t pp : {3, 4, 5}) {
-          dims[1].size = positions;
-          dims[1].servers_per_leaf = per_leaf;
           SCOPED_TRACE(std::to_string(positions) + " positions, " + std::to_string(per_leaf) +
                        " a leaf, dp " + std::to_string(dp) + ", pp " + std::to_string(pp));
-          expect_each_boundary_priced_as_its_own_pair(Topology(dims), 8, dp, pp);
+          expect_each_boundary_priced_as_its_own_pair(
+              testing::fat_tree_inside_a_switch(positions, per_leaf), 8, dp, pp);
         }
 }
 
