@@ -97,5 +97,25 @@ void BM_FlowSeed001(benchmark::State& state) {
 }
 BENCHMARK(BM_FlowSeed001)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// Seed 003 (MoE) declared on 2,048 H100s: its data-parallel rings of many groups cross the same
+// leaf-spine links at once, so components of a hundred and more flows are re-solved each time
+// one of them ends (the fair-share solver's contended path; seed 001's flows run mostly alone).
+void BM_FlowSeed003Contended(benchmark::State& state) {
+  Diagnostics d;
+  const Workload w = read_workload_file(
+      ORRERY_SOURCE_DIR "/examples/simai/moe_tp8_ep4_pp4_vpp8_128gpus.txt", std::nullopt, d);
+  const Cluster c = load_cluster("hgx-h100");
+  SimulationOptions options;
+  options.world_size = 2048;
+  int64_t flows = 0;
+  for (auto _ : state) {
+    const Result r = FlowSimulator().simulate(w, c, options, d);
+    flows = r.flows;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["flows"] = static_cast<double>(flows);
+}
+BENCHMARK(BM_FlowSeed003Contended)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 }  // namespace
 }  // namespace orrery

@@ -52,6 +52,7 @@ inline FairShare::ActivityId FairShare::new_id() {
   Activity& f = activities_[id];
   f.batch = kNoBatch;
   f.active = true;
+  f.queued = false;
   ++f.version;
   ++activities_started_;
   return id;
@@ -78,6 +79,7 @@ FairShare::ActivityId FairShare::add(std::span<const ResourceId> path, double am
   solved_at_ = now;
   if (amount <= 0 || path.empty()) {  // nothing to share: done at once
     f.completion = now;
+    f.queued = true;
     completions_.push({now, {id, f.version}});
     return id;
   }
@@ -196,6 +198,7 @@ void FairShare::leave_batch(ActivityId id) {
     solve_alone(l, batch.rate, f.tag, batch.start);
   f.rate = batch.rate;
   f.completion = batch.end;
+  f.queued = true;
   completions_.push({f.completion, {id, ++f.version}});
 }
 
@@ -493,9 +496,14 @@ void FairShare::solve_component(Time now) {
       }
     }
   }
+  // An activity whose completion comes out where its queued entry already is keeps that entry
+  // (most of a large component's rates do not change when one activity starts or ends).
   for (const ActivityId id : comp_activities_) {
     Activity& f = activities_[id];
-    f.completion = now + duration(f.remaining, f.rate);
+    const Time completion = now + duration(f.remaining, f.rate);
+    if (f.queued && completion == f.completion) continue;
+    f.completion = completion;
+    f.queued = true;
     completions_.push({f.completion, {id, ++f.version}});
   }
   for (const ResourceId l : comp_resources_)

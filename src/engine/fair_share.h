@@ -130,6 +130,7 @@ class FairShare {
     uint32_t batch = kNoBatch;  // the batch it runs in, if any
     uint32_t member = 0;        // its path's index in that batch
     bool active = false;
+    bool queued = false;  // an entry (completion, version) of it is in completions_
   };
 
   // Members alone on their paths at one rate, run as one activity: one completion entry

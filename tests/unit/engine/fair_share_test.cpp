@@ -96,6 +96,23 @@ TEST(FairShare, ALateFlowSlowsTheOneInFlight) {
   EXPECT_EQ(end[0], ms(1250));
 }
 
+TEST(FairShare, AFlowWhoseRateHoldsEndsOnTimeWhileItsComponentChanges) {
+  // Link 0: 1 GB/s under A, B and C; link 1: 0.2 GB/s under C alone. C freezes first at
+  // 0.2 GB/s (its link 1), A and B share the 0.8 GB/s left: 0.4 each. A (0.4 GB) ends at 1 s;
+  // B (1.2 GB, 0.8 left) then runs at 0.8 GB/s and ends at 2 s. C is re-solved at both ends and
+  // keeps 0.2 GB/s throughout (its completion entry is kept, not queued again): 0.6 GB by 3 s.
+  FairShare net({1e9, 0.2e9});
+  const ResourceId a[] = {0}, c[] = {0, 1};
+  net.start(a, 0.4e9, Time::zero());
+  net.start(a, 1.2e9, Time::zero());
+  net.start(c, 0.6e9, Time::zero());
+  const auto end = drain(net, 3);
+  EXPECT_EQ(end[0], ms(1000));
+  EXPECT_EQ(end[1], ms(2000));
+  EXPECT_EQ(end[2], ms(3000));
+  EXPECT_DOUBLE_EQ(net.usage(1).amount, 0.6e9);
+}
+
 TEST(FairShare, IndependentComponentsDoNotInteract) {
   FairShare net({1e9, 1e9});
   const ResourceId a[] = {0}, b[] = {1};
