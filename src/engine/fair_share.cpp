@@ -477,6 +477,7 @@ void FairShare::solve_component(Time now) {
     frozen_[id] = 0;
   }
   size_t unfrozen = comp_activities_.size();
+  activities_solved_ += unfrozen;
   while (unfrozen > 0) {
     double share = std::numeric_limits<double>::infinity();
     for (const ResourceId l : comp_resources_)

@@ -18,7 +18,7 @@
 //
 // Rates are recomputed only when an activity starts or ends, and only for the component it
 // belongs to, so the cost grows with the number of activities and rate changes, never with
-// simulated time.
+// simulated time. An activity re-solved to the completion it already has keeps its queued entry.
 //
 // A batch (start_batch) is k activities started together with equal amounts W, e.g. the flows of
 // one collective step. A member alone on every resource of its path (no other activity on them)
@@ -114,6 +114,9 @@ class FairShare {
   }
 
   uint64_t activities_started() const { return activities_started_; }
+  // Activities whose rates were solved so far, each counted once per solve of its component: the
+  // solver's work, which grows with contention (a component of k activities re-solved k times).
+  uint64_t activities_solved() const { return activities_solved_; }
   // Every id handed out so far is below this.
   size_t id_bound() const { return activities_.size(); }
 
@@ -213,6 +216,7 @@ class FairShare {
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> completions_;
 
   uint64_t activities_started_ = 0;
+  uint64_t activities_solved_ = 0;
 };
 
 }  // namespace orrery::engine

@@ -326,10 +326,18 @@ double flow_seconds(double flows, double repeats) {
 }
 
 [[noreturn]] void throw_too_many_flows(double flows, double seconds, std::string_view what) {
-  throw InputError(fmt::format(
+  throw FlowBudgetError(fmt::format(
       "flow mode would run {:.0f} flows for {}, about {:.3g} s of computer time "
       "(docs/network.md); the limit is {:.0f} s: use the analytical mode or fewer ranks",
       flows, what, seconds, kFlowBudgetSeconds));
+}
+
+[[noreturn]] void throw_flows_contend(uint64_t resolved) {
+  throw FlowBudgetError(fmt::format(
+      "flow mode stopped: flows of different collectives share links so much that their rates "
+      "were re-solved {} times so far, about {:.3g} s of computer time (docs/network.md); the "
+      "limit is {:.0f} s: use the event or analytical mode, or fewer ranks",
+      resolved, static_cast<double>(resolved) * kResolveSeconds, kFlowBudgetSeconds));
 }
 
 bool is_network(const Topology& t, size_t d) {

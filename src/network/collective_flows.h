@@ -31,6 +31,7 @@
 
 #include "core/bandwidth.h"
 #include "core/collective_kind.h"
+#include "core/diagnostics.h"
 #include "network/collective_algorithms.h"
 #include "network/link_graph.h"
 #include "network/topology.h"
@@ -111,6 +112,20 @@ std::vector<FlowStep> collective_steps(const Topology& topology, Algorithm algor
 constexpr double kFlowBaseSeconds = 1e-7;
 constexpr double kFlowSharingSeconds = 1.2e-9;
 constexpr double kFlowBudgetSeconds = 30;
+// What the estimate cannot see: flows of other collectives on the same links at the same time,
+// whose components the solver re-solves each time one of their flows starts or ends. Each
+// activity re-solved costs about kResolveSeconds of computer time, all else included (seed 003
+// in flow mode on 4,096 / 8,192 / 16,384 H100s: 0.16 / 0.22 / 0.31 us over 18 M / 66 M / 248 M
+// re-solved; docs/network.md). A run stops once its re-solving alone passes kFlowBudgetSeconds.
+constexpr double kResolveSeconds = 2.5e-7;
+constexpr uint64_t kMaxResolvedActivities =
+    static_cast<uint64_t>(kFlowBudgetSeconds / kResolveSeconds);
+// Both limits throw this: the flow simulators name the workloads they ran in its message.
+class FlowBudgetError : public InputError {
+ public:
+  using InputError::InputError;
+};
+[[noreturn]] void throw_flows_contend(uint64_t resolved);
 // The estimate for `repeats` steps of `flows` flows each.
 double flow_seconds(double flows, double repeats);
 void check_flow_count(std::span<const FlowStep> steps);

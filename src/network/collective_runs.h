@@ -35,9 +35,15 @@ class CollectiveRuns {
  public:
   // Events of kind `flow_kind` (one flow of a step ended) and `flow_kind + 1` (a run of a step and
   // its latency are over) are this object's. `ended(payload)` is called at the instant a
-  // collective ends; it may launch further collectives.
-  CollectiveRuns(engine::Kernel& kernel, uint32_t flow_kind, std::function<void(Payload)> ended)
-      : kernel_(kernel), flow_kind_(flow_kind), ended_(std::move(ended)) {}
+  // collective ends; it may launch further collectives. Once the kernel's solver has re-solved
+  // more than `max_resolved` activities (collective_flows.h), the next step to start throws
+  // InputError instead.
+  CollectiveRuns(engine::Kernel& kernel, uint32_t flow_kind, std::function<void(Payload)> ended,
+                 uint64_t max_resolved = kMaxResolvedActivities)
+      : kernel_(kernel),
+        flow_kind_(flow_kind),
+        ended_(std::move(ended)),
+        max_resolved_(max_resolved) {}
 
   // Starts a collective now that runs `steps` (which must outlive it), its flows under `tag`
   // (engine::FairShare::start).
@@ -92,6 +98,8 @@ class CollectiveRuns {
       ended_(std::move(payload));
       return;
     }
+    if (const uint64_t resolved = kernel_.sharing().activities_solved(); resolved > max_resolved_)
+      throw_flows_contend(resolved);
     const RoutedStep& s = step(run);
     run.outstanding = s.bytes.size();
     kernel_.start_batch(s.links, s.path_begin, s.bytes, {flow_kind_, id, 0}, run.tag);
@@ -101,6 +109,7 @@ class CollectiveRuns {
   engine::Kernel& kernel_;
   uint32_t flow_kind_;
   std::function<void(Payload)> ended_;
+  uint64_t max_resolved_;
   std::vector<Run> runs_;
   std::vector<uint32_t> free_;  // ids of ended runs, to reuse
 };

@@ -655,6 +655,24 @@ TEST(Simulate, FlowModeRefusesAJobOfTooManyRankTasksUpFront) {
   EXPECT_EQ(orrery("simulate " + path).status, 0);
 }
 
+// One 1 GiB data-parallel all-reduce over 8,192 GPUs, as a ring / the flow guard refuses it as
+// `orrery collective` does (Collective.FlowModeRefusesWhatWouldRunForMinutes: 268,402,688 flows,
+// about 68.1 s), and names the workload whose collective it is.
+TEST(Simulate, FlowModeLimitsNameTheWorkload) {
+  TempDir dir;
+  const std::string path = (dir.path() / "dp8k.txt").string();
+  std::ofstream(path)
+      << "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 ep: 1 pp: 1 "
+         "vpp: 1 ga: 1 all_gpus: 8192 checkpoints: 0 checkpoint_initiates: 0\n1\n"
+         "layer\t-1\t1000\tNONE\t0\t1000\tNONE\t0\t1000\tALLREDUCE\t1073741824\t100\n";
+  const CliRun r = orrery("simulate " + path + " --mode flow --algo ring");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "orrery: " + path +
+                       ": flow mode would run 268402688 flows for this collective, about 68.1 s "
+                       "of computer time (docs/network.md); the limit is 30 s: use the "
+                       "analytical mode or fewer ranks\n");
+}
+
 // Each job's summary lists the run's warnings and its own, never another job's.
 TEST(Simulate, EachJobListsItsOwnWarnings) {
   for (const std::string mode : {"event", "flow"}) {

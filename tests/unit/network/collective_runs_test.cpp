@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "core/diagnostics.h"
+
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace orrery {
@@ -94,6 +97,36 @@ TEST(CollectiveRuns, ACollectiveMayBeLaunchedWhenAnotherEnds) {
   EXPECT_EQ(ended[1].at, us(1001));
   EXPECT_EQ(ended[2].at, us(2002));
   EXPECT_EQ(ended[3].at, us(3003));
+}
+
+// A step of two equal flows on the one link, ten times: each run's two flows form one component,
+// solved once as they start (2 activities solved); they end together, leaving the link idle (no
+// solve). With at most 5 solved, runs 1-3 start (0, 2 and 4 solved before them) and run 4 (6
+// solved) is refused with the count; with the default limit all ten run.
+TEST(CollectiveRuns, ARunStopsOnceItsFlowsContendPastTheLimit) {
+  const std::vector<RoutedStep> steps = {on_link0(2, 1e6, Time::zero(), 10)};
+  {
+    engine::Kernel kernel({1e9});
+    int ended = 0;
+    CollectiveRuns<int> runs(
+        kernel, kFlow, [&](int) { ++ended; }, 5);
+    runs.launch(steps, 0);
+    try {
+      kernel.run([&](const engine::Event& e) { runs.handle(e); });
+      FAIL() << "expected the run to stop";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("re-solved 6 times"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(kernel.sharing().activities_solved(), 6u);
+    EXPECT_EQ(ended, 0);
+  }
+  engine::Kernel kernel({1e9});
+  int ended = 0;
+  CollectiveRuns<int> runs(kernel, kFlow, [&](int) { ++ended; });
+  runs.launch(steps, 0);
+  kernel.run([&](const engine::Event& e) { runs.handle(e); });
+  EXPECT_EQ(ended, 1);
+  EXPECT_EQ(kernel.sharing().activities_solved(), 20u);
 }
 
 }  // namespace
