@@ -478,11 +478,25 @@ void FairShare::solve_component(Time now) {
   }
   size_t unfrozen = comp_activities_.size();
   activities_solved_ += unfrozen;
+  // Each round scans the resources with activities still growing (kept in order, the others
+  // dropped) for the smallest share, noting those that may saturate at it: a share above the
+  // smallest so far stays above the round's. Only the noted are visited to freeze; freezing at
+  // `share` only raises the share of a resource above it, so none other would saturate.
+  growing_.assign(comp_resources_.begin(), comp_resources_.end());
   while (unfrozen > 0) {
     double share = std::numeric_limits<double>::infinity();
-    for (const ResourceId l : comp_resources_)
-      if (unfrozen_on_[l] > 0) share = std::min(share, residual_[l] / unfrozen_on_[l]);
-    for (const ResourceId l : comp_resources_) {
+    saturating_.clear();
+    size_t kept = 0;
+    for (const ResourceId l : growing_) {
+      if (unfrozen_on_[l] == 0) continue;
+      growing_[kept++] = l;
+      const double s = residual_[l] / unfrozen_on_[l];
+      if (s > share * kSameShare) continue;
+      saturating_.push_back(l);
+      share = std::min(share, s);
+    }
+    growing_.resize(kept);
+    for (const ResourceId l : saturating_) {
       if (unfrozen_on_[l] == 0 || residual_[l] / unfrozen_on_[l] > share * kSameShare) continue;
       for (const ActivityId id : on_resource_[l]) {
         if (frozen_[id]) continue;

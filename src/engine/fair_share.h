@@ -205,6 +205,7 @@ class FairShare {
 
   // Scratch for one component.
   std::vector<ResourceId> comp_resources_;
+  std::vector<ResourceId> growing_, saturating_;  // solve_component's rounds
   std::vector<ActivityId> comp_activities_;
   std::vector<double> residual_;
   std::vector<uint32_t> unfrozen_on_;
