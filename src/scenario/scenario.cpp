@@ -7,11 +7,13 @@
 #include <stdexcept>
 
 #include "core/diagnostics.h"
+#include "core/time.h"
 #include "hardware/device_file.h"
 #include "hardware/op_cost.h"
 #include "hardware/slowest_gpu.h"
 #include "models/memory_model.h"
 #include "models/training_workload.h"
+#include "network/collective_flows.h"
 #include "scenario/training_metrics.h"
 #include "training/analytical_simulator.h"
 #include "training/backward_estimate.h"
@@ -120,6 +122,15 @@ struct Job {
   std::optional<MemoryEstimate> memory;
   std::optional<TrainingWorkload> training;  // model scenarios: FLOP counts
 };
+
+// The workloads' files, for an error their simulation meets: a time out of range (core/time.h) or
+// a flow-mode limit (network/collective_flows.h), which come from all of them together.
+std::string sources_of(const std::vector<Job>& jobs) {
+  std::string files;
+  for (const Job& job : jobs)
+    files += (files.empty() ? "" : ", ") + job.workload.source;
+  return files;
+}
 
 Job model_job(const Scenario& s) {
   const ModelScenario& m = *s.model;
@@ -265,7 +276,11 @@ Prediction predict(const Scenario& s) {
     if (s.workload_files.empty()) throw InputError("expected a workload file or --model");
     if (s.dp && s.gpus) throw InputError("--dp and --gpus both set the world size; give one");
     for (const std::string& path : s.workload_files)
-      jobs.push_back(file_job(s, path));
+      try {
+        jobs.push_back(file_job(s, path));
+      } catch (const TimeOverflow& e) {
+        throw InputError({path, 0}, e.what());
+      }
   }
   const bool several = jobs.size() > 1;
   const bool simai = s.compat == "simai";
@@ -283,66 +298,73 @@ Prediction predict(const Scenario& s) {
                            std::string(to_string(mode)) + (simai ? " --compat simai" : "") +
                            (several ? " and other workloads" : "") + ")");
 
-  if (simai) {
-    const Workload& workload = jobs.front().workload;
-    if (workload.format != "simai")
-      throw InputError("--compat simai reproduces SimAI on SimAI workloads; this one is " +
-                       workload.format);
-    if (mode != SimulationMode::Analytical)
-      throw InputError("--compat simai reproduces SimAI's analytical mode; use --mode analytical");
-    if (workload.policy == "DATA")
-      throw InputError(
-          {workload.source, 1},
-          "--compat simai supports the HYBRID_TRANSFORMER policies; SimAI's analytical "
-          "report for DATA is not reproduced");
-    simai::Options o = simai_options(s.cluster);
-    o.gpus = s.gpus.value_or(workload.parallelism.world_size);
-    o.dp_overlap = s.simai.dp.value_or(0);
-    o.tp_overlap = s.simai.tp.value_or(0);
-    o.ep_overlap = s.simai.ep.value_or(0);
-    o.pp_overlap = s.simai.pp.value_or(1);
-    if (!s.simai_busbw.empty()) {
-      std::ifstream in(s.simai_busbw, std::ios::binary);
-      if (!in) throw InputError({s.simai_busbw, 0}, "cannot read the busbw file");
-      const std::string content{std::istreambuf_iterator<char>(in), {}};
-      o.busbw = simai::read_busbw_file(s.simai_busbw, content, jobs.front().diagnostics);
-      jobs.front().diagnostics.warn(
-          {s.simai_busbw, 0},
-          "the busbw file's figures replace the bus bandwidths computed from -nv and -nic (and "
-          "SimAI's efficiency tables) for the collectives it lists; this path follows SimAI's "
-          "documented format and has not been checked against a SimAI run");
-    }
-    out.simai_report = simai::run_analytical(workload, o, jobs.front().diagnostics);
-    out.results.push_back(simai::to_result(workload, o, *out.simai_report));
-    out.results.back().cluster = s.cluster.name;
-  } else {
-    SimulationOptions options = s.options;
-    if (!s.model) options.world_size = s.gpus;
-    if (mode == SimulationMode::Flow && jobs.front().workload.graph) {
-      out.results.push_back(simulate_task_graph_flows(jobs.front().workload, s.cluster, options,
-                                                      jobs.front().diagnostics));
-    } else if (mode == SimulationMode::Flow) {
-      std::vector<const Workload*> workloads;
-      std::vector<Diagnostics*> sinks;
-      for (Job& job : jobs) {
-        workloads.push_back(&job.workload);
-        sinks.push_back(&job.diagnostics);
+  try {
+    if (simai) {
+      const Workload& workload = jobs.front().workload;
+      if (workload.format != "simai")
+        throw InputError("--compat simai reproduces SimAI on SimAI workloads; this one is " +
+                         workload.format);
+      if (mode != SimulationMode::Analytical)
+        throw InputError(
+            "--compat simai reproduces SimAI's analytical mode; use --mode analytical");
+      if (workload.policy == "DATA")
+        throw InputError(
+            {workload.source, 1},
+            "--compat simai supports the HYBRID_TRANSFORMER policies; SimAI's analytical "
+            "report for DATA is not reproduced");
+      simai::Options o = simai_options(s.cluster);
+      o.gpus = s.gpus.value_or(workload.parallelism.world_size);
+      o.dp_overlap = s.simai.dp.value_or(0);
+      o.tp_overlap = s.simai.tp.value_or(0);
+      o.ep_overlap = s.simai.ep.value_or(0);
+      o.pp_overlap = s.simai.pp.value_or(1);
+      if (!s.simai_busbw.empty()) {
+        std::ifstream in(s.simai_busbw, std::ios::binary);
+        if (!in) throw InputError({s.simai_busbw, 0}, "cannot read the busbw file");
+        const std::string content{std::istreambuf_iterator<char>(in), {}};
+        o.busbw = simai::read_busbw_file(s.simai_busbw, content, jobs.front().diagnostics);
+        jobs.front().diagnostics.warn(
+            {s.simai_busbw, 0},
+            "the busbw file's figures replace the bus bandwidths computed from -nv and -nic (and "
+            "SimAI's efficiency tables) for the collectives it lists; this path follows SimAI's "
+            "documented format and has not been checked against a SimAI run");
       }
-      out.results = FlowSimulator().simulate_jobs(workloads, s.cluster, options, sinks);
+      out.simai_report = simai::run_analytical(workload, o, jobs.front().diagnostics);
+      out.results.push_back(simai::to_result(workload, o, *out.simai_report));
+      out.results.back().cluster = s.cluster.name;
     } else {
-      if (several)
-        diagnostics.warn({}, "several workloads in " + std::string(to_string(mode)) +
-                                 " mode run independently; only --mode flow makes them share the "
-                                 "network");
-      std::unique_ptr<Simulator> simulator;
-      if (mode == SimulationMode::Event)
-        simulator = std::make_unique<EventSimulator>();
-      else
-        simulator = std::make_unique<AnalyticalSimulator>();
-      for (Job& job : jobs)
-        out.results.push_back(
-            simulator->simulate(job.workload, s.cluster, options, job.diagnostics));
+      SimulationOptions options = s.options;
+      if (!s.model) options.world_size = s.gpus;
+      if (mode == SimulationMode::Flow && jobs.front().workload.graph) {
+        out.results.push_back(simulate_task_graph_flows(jobs.front().workload, s.cluster, options,
+                                                        jobs.front().diagnostics));
+      } else if (mode == SimulationMode::Flow) {
+        std::vector<const Workload*> workloads;
+        std::vector<Diagnostics*> sinks;
+        for (Job& job : jobs) {
+          workloads.push_back(&job.workload);
+          sinks.push_back(&job.diagnostics);
+        }
+        out.results = FlowSimulator().simulate_jobs(workloads, s.cluster, options, sinks);
+      } else {
+        if (several)
+          diagnostics.warn({}, "several workloads in " + std::string(to_string(mode)) +
+                                   " mode run independently; only --mode flow makes them share the "
+                                   "network");
+        std::unique_ptr<Simulator> simulator;
+        if (mode == SimulationMode::Event)
+          simulator = std::make_unique<EventSimulator>();
+        else
+          simulator = std::make_unique<AnalyticalSimulator>();
+        for (Job& job : jobs)
+          out.results.push_back(
+              simulator->simulate(job.workload, s.cluster, options, job.diagnostics));
+      }
     }
+  } catch (const TimeOverflow& e) {
+    throw InputError({sources_of(jobs), 0}, e.what());
+  } catch (const FlowBudgetError& e) {
+    throw InputError({sources_of(jobs), 0}, e.what());
   }
   for (size_t k = 0; k < out.results.size() && k < jobs.size(); ++k) {
     Result& r = out.results[k];

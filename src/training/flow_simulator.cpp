@@ -479,19 +479,6 @@ void check_timeline_ranks(const Job& job, const std::vector<int64_t>& asked) {
 }
 
 // The links that carried most of a job's traffic, most first (at most kHottestLinks).
-// Runs `sim`; a flow limit reached on the way (network/collective_flows.h) names the workloads.
-void run_naming_workloads(Simulation& sim, const std::vector<Job>& jobs) {
-  try {
-    sim.run();
-  } catch (const FlowBudgetError& e) {
-    if (jobs.size() == 1) throw InputError({jobs.front().workload->source, 0}, e.what());
-    std::string files;
-    for (const Job& job : jobs)
-      files += (files.empty() ? "" : ", ") + job.workload->source;
-    throw InputError(fmt::format("the workloads {} together: {}", files, e.what()));
-  }
-}
-
 std::vector<LinkId> hottest_links(const Simulation& sim, uint32_t job) {
   std::vector<LinkId> order(sim.network().resource_count());
   for (LinkId l = 0; l < order.size(); ++l)
@@ -542,7 +529,7 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
       jobs[k].diagnostics = &dropped[k];
     Simulation first(cluster, jobs, gpus);
     first.on_progress(half(0));
-    run_naming_workloads(first, jobs);
+    first.run();
     for (uint32_t j = 0; j < jobs.size(); ++j)
       hot[j] = hottest_links(first, j);
     for (size_t k = 0; k < jobs.size(); ++k)
@@ -558,7 +545,7 @@ std::vector<Result> FlowSimulator::simulate_jobs(std::span<const Workload* const
   } else {
     sim.on_progress(options.progress);
   }
-  run_naming_workloads(sim, jobs);
+  sim.run();
 
   const auto usage = [&](const std::vector<LinkId>& ids, uint32_t job) {
     std::vector<LinkUsage> list;

@@ -1,7 +1,6 @@
 #include "training/graph_flow_simulator.h"
 
 #include <span>
-#include <utility>
 
 #include "engine/kernel.h"
 #include "engine/task_graph.h"
@@ -157,13 +156,7 @@ Result simulate_task_graph_flows(const Workload& workload, const Cluster& cluste
   GraphPricer pricer(program, cluster, options.algorithm);
   const GraphTasks tasks = build_graph_tasks(program, every_rank(program.ranks.size()), pricer);
   FlowRun run(program, tasks, pricer);
-  engine::Timeline timeline;
-  try {
-    timeline = run.run();
-  } catch (const FlowBudgetError& e) {  // a flow limit (network/collective_flows.h)
-    throw InputError({workload.source, 0}, e.what());
-  }
-  Result result = graph_result("flow", workload, cluster, tasks, std::move(timeline));
+  Result result = graph_result("flow", workload, cluster, tasks, run.run());
   result.flows = static_cast<int64_t>(run.flows());
   return result;
 }

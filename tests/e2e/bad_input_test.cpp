@@ -62,9 +62,10 @@ TEST(BadInput, TimesBeyondTheRangeOfTimeAreRefusedNotWrapped) {
       10,
       "attention_column_1\t-1\t9000000000000000\tALLGATHER\t3145728\t9000000000000000\t"
       "REDUCESCATTER\t1572864\t122558\tNONE\t0\t100");
+  // The error names the workload whose times they are.
   for (const char* mode : {"event", "analytical"})
     expect_refused("simulate " + big.string() + " --mode " + mode,
-                   "a simulated time exceeds the range Orrery represents");
+                   big.string() + ": a simulated time exceeds the range Orrery represents");
   // Bandwidths far outside any network are refused where they are given.
   expect_refused("simulate " + kSeed003 + " --nic-busbw '1 B/s'",
                  "bandwidth must be between 1 MB/s and 1 PB/s");
