@@ -33,6 +33,10 @@ void YamlFields::fail(const YAML::Node& node, const std::string& message) const 
   throw InputError({source_, line_of(node.Mark())}, message);
 }
 
+int64_t YamlFields::line(const YAML::Node& node) {
+  return line_of(node.Mark());
+}
+
 void YamlFields::unique_keys(const YAML::Node& map) const {
   if (!map.IsMap()) return;
   std::map<std::string, int64_t> first_line;

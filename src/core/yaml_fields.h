@@ -24,6 +24,8 @@ class YamlFields {
   YAML::Node load(std::string_view text) const;
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const;
+  // The node's 1-based line (0 when unknown), for a check made after reading.
+  static int64_t line(const YAML::Node& node);
 
   // Rejects a key given twice in `map` (YAML parsers keep one silently).
   void unique_keys(const YAML::Node& map) const;

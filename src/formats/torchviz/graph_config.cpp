@@ -82,6 +82,7 @@ GraphConfig parse_graph_config(std::string_view text, const std::string& source)
                         text_value + "'");
       }
       config.shared_expert = shared;
+      config.shared_expert_line = YamlFields::line(value);
     } else if (key == "dtype") {
       config.dtype = parse_dtype(text_value);
       if (!config.dtype || (*config.dtype != DType::FP16 && *config.dtype != DType::BF16 &&

@@ -52,6 +52,7 @@ struct GraphConfig {
   std::optional<int64_t> heads;
   std::optional<int64_t> beams;
   std::optional<SharedExpert> shared_expert;
+  int64_t shared_expert_line = 0;  // where it was given
   std::optional<DType> dtype;
   std::optional<Bytes> bucket_size;
   std::optional<Bytes> first_bucket_size;

@@ -1,6 +1,8 @@
 #include "formats/torchviz/graph_settings.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "formats/torchviz/tensor_shape.h"
 
@@ -21,6 +23,7 @@ GraphSettingsResolver::GraphSettingsResolver(const AutogradGraph& graph, const G
       }
     }
   }
+  check_shared_expert_number();
   GraphSettings& s = settings_;
   const bool output_has_batch = output_ && !output_->shape.empty();
   if (config_.batch) {
@@ -126,6 +129,26 @@ int64_t GraphSettingsResolver::beams() {
     warn("the routing beams of the mixture of experts are not in the graph; assuming " +
          std::to_string(settings_.beams) + " (graph config 'beams')");
   return settings_.beams;
+}
+
+// A shared expert given by number must be in one of the graph's expert lists, if it has any.
+void GraphSettingsResolver::check_shared_expert_number() const {
+  if (!config_.shared_expert || config_.shared_expert->kind != SharedExpert::Kind::Number ||
+      expert_range_.empty())
+    return;
+  const int64_t k = config_.shared_expert->number;
+  std::set<std::string> ranges;
+  for (const auto& [module, range] : expert_range_) {
+    if (range.first <= k && k <= range.second) return;
+    ranges.insert(std::to_string(range.first) + "-" + std::to_string(range.second));
+  }
+  std::string numbered;
+  for (const std::string& r : ranges)
+    numbered += (numbered.empty() ? "" : ", ") + r;
+  throw InputError({config_.source, config_.shared_expert_line},
+                   "'shared_expert': expected the number of an expert in the graph's expert lists "
+                   "(numbered " +
+                       numbered + "), found " + std::to_string(k));
 }
 
 SharedExpert GraphSettingsResolver::shared_expert() {

@@ -67,6 +67,7 @@ class GraphSettingsResolver {
     diagnostics_.warn(graph_.where(id), graph_.describe(id) + ": " + message);
   }
   SharedExpert shared_expert();
+  void check_shared_expert_number() const;
 
   const AutogradGraph& graph_;
   const GraphConfig& config_;

@@ -176,6 +176,22 @@ TEST(TorchvizSeed000, SharedExpertSettingChoosesWhichExpertTakesTheUniversalBeam
   EXPECT_GT(none.at(7), last.at(7));
 }
 
+TEST(TorchvizSeed000, ASharedExpertNumberedBeyondEveryExpertListIsRefusedAtItsLine) {
+  // Seed 000's expert lists number 0-2: expert 99 would share nothing while the routing still
+  // counted a universal beam, a silently wrong workload.
+  Diagnostics d;
+  try {
+    gemm_flop_by_layer("beams: 2\nshared_expert: 99\n", d);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what,
+              "c.yaml:2: 'shared_expert': expected the number of an expert in the graph's expert "
+              "lists (numbered 0-2), found 99");
+  }
+  EXPECT_NO_THROW(gemm_flop_by_layer("beams: 2\nshared_expert: 2\n", d));
+}
+
 TEST(TorchvizSeed000, TrainingWorkload) {
   Diagnostics d;
   ReaderOptions o;
