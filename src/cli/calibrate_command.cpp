@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_files.h"
 #include "cluster/calibration.h"
 #include "cluster/cluster.h"
@@ -260,8 +261,10 @@ std::function<int()> add_calibrate_command(CLI::App& app) {
       "first N GPUs of the cluster; its out-of-place times are fitted. Dimensions are fitted\n"
       "innermost first: single-server logs fit the NVSwitch, multi-server logs the fabric.");
   cmd->add_option("NCCL_TESTS_LOG", args->logs, "nccl-tests output files")->required();
-  cmd->add_option("--cluster", args->cluster, "Cluster preset or YAML file to calibrate");
-  cmd->add_option("-o,--output", args->output, "Calibrated cluster YAML file to write");
+  cmd->add_option("--cluster", args->cluster, "Cluster preset or YAML file to calibrate")
+      ->check(not_empty("a preset name or a YAML file"));
+  cmd->add_option("-o,--output", args->output, "Calibrated cluster YAML file to write")
+      ->check(not_empty("a file to write"));
   cmd->add_flag("--json", args->json,
                 "Print the fitted values and the errors before and after as JSON");
   return [args]() { return run_calibrate(*args); };

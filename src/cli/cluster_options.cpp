@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "cli/number_checks.h"
+#include "cli/option_checks.h"
 #include "cluster/astra_sim_system.h"
 #include "core/diagnostics.h"
 #include "core/quantity.h"
@@ -39,7 +39,9 @@ bool ClusterArgs::overridden() const {
 void add_cluster_options(CLI::App& cmd, ClusterArgs& a, const std::string& cluster_help,
                          bool placement) {
   const std::string group = "Cluster";
-  cmd.add_option("--cluster", a.cluster, cluster_help)->group(group);
+  cmd.add_option("--cluster", a.cluster, cluster_help)
+      ->check(not_empty("a preset name or a YAML file"))
+      ->group(group);
   cmd.add_option(
          "--system", a.system,
          "ASTRA-sim system JSON to run the cluster's collectives as ASTRA-sim does (chunks, "
@@ -51,6 +53,7 @@ void add_cluster_options(CLI::App& cmd, ClusterArgs& a, const std::string& clust
     cmd.add_option(
            "--placement", a.placement,
            "Rank placement, parallel axes innermost first (default: the cluster's, tp,ep,dp,pp)")
+        ->check(not_empty("parallel axes such as tp,ep,dp,pp"))
         ->group(group);
   cmd.add_option("--nvlink-busbw", a.nvlink_busbw,
                  "Override the intra-server (innermost dimension) link bandwidth per GPU: GB/s "

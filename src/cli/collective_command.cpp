@@ -7,7 +7,7 @@
 
 #include "cli/cluster_options.h"
 #include "cli/commands.h"
-#include "cli/number_checks.h"
+#include "cli/option_checks.h"
 #include "cli/output_files.h"
 #include "cli/run_provenance.h"
 #include "cluster/cluster.h"

@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/dataflow_options.h"
-#include "cli/number_checks.h"
+#include "cli/option_checks.h"
 #include "cli/output_files.h"
 #include "cli/plan_options.h"
 #include "cluster/cluster.h"
@@ -207,14 +207,17 @@ std::function<int()> add_convert_command(CLI::App& app) {
   cmd->add_option(
          "--cluster", args->cluster,
          "--model, --to chakra: the cluster that prices the workload (preset or YAML file)")
+      ->check(not_empty("a preset name or a YAML file"))
       ->capture_default_str();
-  cmd->add_option("--device", args->device, "--model: the device that prices compute instead");
+  cmd->add_option("--device", args->device, "--model: the device that prices compute instead")
+      ->check(not_empty("a preset name or a YAML file"));
   cmd->add_option("-g,--gpus", args->gpus, "--model: GPUs (default tp x pp x cp)")
       ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("--ep", args->ep, "--model: expert-parallel degree")
       ->check(integer_in(1, kMaxWorldSize));
   cmd->add_option("-o,--output", args->output,
-                  "Workload file to write (default: stdout); --to chakra: the directory");
+                  "Workload file to write (default: stdout); --to chakra: the directory")
+      ->check(not_empty("a file or directory to write"));
   cmd->add_option("--cluster-out", args->cluster_output,
                   "Also write the equivalent two-tier cluster as YAML here");
   add_dataflow_options(*cmd, args->dataflow);

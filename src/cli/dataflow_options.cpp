@@ -1,6 +1,6 @@
 #include "cli/dataflow_options.h"
 
-#include "cli/number_checks.h"
+#include "cli/option_checks.h"
 
 #include "dataflow/problem_scope.h"
 #include "formats/dfmodel_reader.h"

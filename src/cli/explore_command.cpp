@@ -10,7 +10,7 @@
 
 #include "cli/build_revision.h"
 #include "cli/commands.h"
-#include "cli/number_checks.h"
+#include "cli/option_checks.h"
 #include "cli/output_files.h"
 #include "cli/plan_options.h"
 #include "core/diagnostics.h"
@@ -241,6 +241,7 @@ std::function<int()> add_explore_command(CLI::App& app, explore::Distribution* d
   cmd->add_option(
          "--model", a->model,
          "Model preset, YAML file (docs/models.md) or Calculon model JSON (docs/calculon.md)")
+      ->check(not_empty("a preset name or a model file"))
       ->required();
   cmd->add_option("--gpus", a->gpus, "GPUs (world size)")
       ->check(integer_in(1, kMaxWorldSize))
@@ -248,8 +249,11 @@ std::function<int()> add_explore_command(CLI::App& app, explore::Distribution* d
   cmd->add_option("--gbs", a->gbs, "Global batch (sequences per iteration)")
       ->check(integer_in(1, int64_t{1} << 40))
       ->required();
-  cmd->add_option("--cluster", a->cluster, "Cluster preset or YAML file")->capture_default_str();
-  cmd->add_option("--device", a->device, "Device overriding the cluster's GPU (preset or file)");
+  cmd->add_option("--cluster", a->cluster, "Cluster preset or YAML file")
+      ->check(not_empty("a preset name or a YAML file"))
+      ->capture_default_str();
+  cmd->add_option("--device", a->device, "Device overriding the cluster's GPU (preset or file)")
+      ->check(not_empty("a preset name or a YAML file"));
   cmd->add_option("--seq", a->seq, "Sequence length (default: the model's)")
       ->check(integer_in(1, int64_t{1} << 40));
   cmd->add_option("--dtype", a->dtype, "GEMM data type: bf16, fp16 or fp8")

@@ -1,6 +1,6 @@
 #include "cli/plan_options.h"
 
-#include "cli/number_checks.h"
+#include "cli/option_checks.h"
 #include "core/diagnostics.h"
 #include "models/calculon_execution.h"
 #include "models/model_file.h"
@@ -131,6 +131,7 @@ std::vector<CLI::Option*> add_plan_options(CLI::App& cmd, std::string& model, Pl
                  "or a YAML file (docs/models.md) or Calculon's model JSON (docs/calculon.md); "
                  "the iteration is generated as Megatron-LM "
                  "runs it with the plan below")
+      ->check(not_empty("a preset name or a model file"))
       ->group("Model and parallel plan");
   std::vector<CLI::Option*> flags;
   flags.push_back(cmd.add_option("--plan", p.plan_file,

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/number_checks.h"
+#include "cli/option_checks.h"
 #include "cli/output_files.h"
 #include "explore/result_query.h"
 
@@ -108,7 +108,8 @@ std::function<int()> add_results_command(CLI::App& app) {
                   "SQL condition over the points table's columns, e.g. \"tp = 8 AND mfu > 0.4\"");
   cmd->add_option("--order-by", a->order_by, "Column to order by, ascending")
       ->capture_default_str();
-  cmd->add_option("--csv", a->csv, "Write the points (every column) to this CSV file");
+  cmd->add_option("--csv", a->csv, "Write the points (every column) to this CSV file")
+      ->check(not_empty("a file to write"));
   return [a]() { return run_results(*a); };
 }
 

@@ -9,7 +9,7 @@
 #include "cli/cluster_options.h"
 #include "cli/commands.h"
 #include "cli/dataflow_options.h"
-#include "cli/number_checks.h"
+#include "cli/option_checks.h"
 #include "cli/output_files.h"
 #include "cli/plan_options.h"
 #include "cli/run_provenance.h"
@@ -395,7 +395,8 @@ std::function<int()> add_simulate_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--device", args->device,
                   "Device that prices compute given as FLOPs and bytes (torchviz graphs): a preset "
-                  "(see `orrery presets`) or a YAML file; default: the cluster's gpu");
+                  "(see `orrery presets`) or a YAML file; default: the cluster's gpu")
+      ->check(not_empty("a preset name or a YAML file"));
   cmd->add_option("--dp", args->dp,
                   "Data-parallel degree (world size = dp x tp x pp); for workloads that do not "
                   "give their GPU count (torchviz, neusight) the default is one server")
@@ -424,10 +425,12 @@ std::function<int()> add_simulate_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print one JSON object instead of the summary");
   cmd->add_option("--csv", args->csv,
                   "Write the per-layer table here (per-operator for torchviz and neusight; in "
-                  "SimAI mode: SimAI's EndToEnd.csv layout)");
+                  "SimAI mode: SimAI's EndToEnd.csv layout)")
+      ->check(not_empty("a file to write"));
   cmd->add_option("-o,--output-dir", args->output_dir,
                   "Write result.json, summary.txt and the per-layer (layers.csv) or per-operator "
-                  "(ops.csv) CSV into this directory");
+                  "(ops.csv) CSV into this directory")
+      ->check(not_empty("a directory to write into"));
   add_dataflow_options(*cmd, args->dataflow);
   cmd->add_option("--rank-by", args->rank_by,
                   "DFModel search: the mode that picks the answer, analytical (DFModel's closed "

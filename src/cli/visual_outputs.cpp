@@ -1,5 +1,6 @@
 #include "cli/visual_outputs.h"
 
+#include "cli/option_checks.h"
 #include "cli/output_files.h"
 #include "core/diagnostics.h"
 #include "report/html_report.h"
@@ -11,14 +12,16 @@ void add_visual_options(CLI::App& cmd, VisualArgs& args) {
   cmd.add_option("--trace", args.trace,
                  "Write the simulated iteration as a Chrome/Perfetto trace (JSON; open in "
                  "ui.perfetto.dev or chrome://tracing); event and flow modes. With -o DIR also "
-                 "DIR/trace.json");
+                 "DIR/trace.json")
+      ->check(not_empty("a file to write"));
   cmd.add_option("--trace-ranks", args.trace_ranks,
                  "Flow mode: the ranks the trace and report show (default: per stage the rank "
                  "that finishes last)")
       ->delimiter(',');
   cmd.add_option("--report", args.report,
                  "Write a self-contained HTML report (breakdown, timeline, per-layer table, "
-                 "memory, links). With -o DIR also DIR/report.html");
+                 "memory, links). With -o DIR also DIR/report.html")
+      ->check(not_empty("a file to write"));
   cmd.add_flag("--quiet", args.quiet, "No progress bar on stderr for long runs");
 }
 

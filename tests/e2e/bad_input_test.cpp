@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_run.h"
 
@@ -52,6 +54,25 @@ TEST(BadInput, NumericFlagsSayWhatTheyExpect) {
                  "--dp-overlap: expected a number in [0, 1], found 'nan'");
   expect_refused("collective --op allreduce --size 1MiB --ranks 2000000000",
                  "--ranks: expected an integer from 1 to 1048576, found '2000000000'");
+}
+
+TEST(BadInput, AnEmptyValueIsNotTakenAsTheFlagLeftOut) {
+  // `--placement ""` and the like / refused, because running on the default cluster, placement
+  // or device (or writing nothing) while the user named one is a silently wrong answer.
+  for (const auto& [flag, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"--cluster", "a preset name or a YAML file"},
+           {"--placement", "parallel axes such as tp,ep,dp,pp"},
+           {"--device", "a preset name or a YAML file"},
+           {"--model", "a preset name or a model file"},
+           {"--trace", "a file to write"},
+           {"--report", "a file to write"},
+           {"--csv", "a file to write"}})
+    expect_refused("simulate " + kSeed003 + " " + flag + " ''",
+                   flag + ": expected " + expected + ", found ''");
+  expect_refused("simulate " + kSeed003 + " -o ''",
+                 "--output-dir: expected a directory to write into, found ''");
+  expect_refused("explore --model gpt3-175b --gpus 64 --cluster ''",
+                 "--cluster: expected a preset name or a YAML file, found ''");
 }
 
 TEST(BadInput, TimesBeyondTheRangeOfTimeAreRefusedNotWrapped) {

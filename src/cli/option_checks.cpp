@@ -1,4 +1,4 @@
-#include "cli/number_checks.h"
+#include "cli/option_checks.h"
 
 #include <fmt/format.h>
 
@@ -39,6 +39,14 @@ CLI::Validator number_at_least(double lo) {
         return "expected " + expected + ", found '" + text + "'";
       },
       expected);
+}
+
+CLI::Validator not_empty(const std::string& expected) {
+  return CLI::Validator(
+      [=](const std::string& text) -> std::string {
+        return text.empty() ? "expected " + expected + ", found ''" : "";
+      },
+      "");  // nothing to add to the help
 }
 
 }  // namespace orrery
