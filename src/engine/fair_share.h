@@ -40,12 +40,12 @@
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "core/time.h"
+#include "engine/min_heap.h"
 
 namespace orrery::engine {
 
@@ -214,7 +214,7 @@ class FairShare {
 
   // (completion, (activity, version)) or (completion, (kBatchKey | batch, 0)): one per batch
   using Entry = std::pair<Time, std::pair<uint32_t, uint32_t>>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> completions_;
+  MinHeap<Entry> completions_;  // unique: a stale entry differs in its version
 
   uint64_t activities_started_ = 0;
   uint64_t activities_solved_ = 0;

@@ -21,6 +21,7 @@
 
 #include "core/time.h"
 #include "engine/fair_share.h"
+#include "engine/min_heap.h"
 
 namespace orrery::engine {
 
@@ -106,10 +107,6 @@ class Kernel {
   [[noreturn]] static void refuse_past();
   void push_run(Time when, Event event);
   Event pop_event();
-  // timed_ is a 4-ary min-heap on the key: half the depth of a binary heap, so fewer moves of its
-  // 32-byte entries per push and pop. The key is unique, so the order is the same.
-  void push_timed(Timed t);
-  void pop_timed();
 
   FairShare sharing_;
   std::vector<Event> on_done_;  // by activity id
@@ -118,7 +115,7 @@ class Kernel {
   // then it is the same.
   bool sharing_changed_ = true;
   Time next_completion_;
-  std::vector<Timed> timed_;
+  MinHeap<Timed> timed_;  // keys are unique
   std::vector<Run> runs_;
   std::vector<uint32_t> free_runs_;
   uint32_t last_run_ = kNoRun;  // the run the latest event went to, while it is pending
@@ -136,7 +133,7 @@ void Kernel::run(Handler&& handle) {
       sharing_changed_ = false;
     }
     const Time activity = next_completion_;
-    const Time timed = timed_.empty() ? Time::max() : time_of(timed_.front().key);
+    const Time timed = timed_.empty() ? Time::max() : time_of(timed_.top().key);
     if (activity == Time::max() && timed == Time::max()) return;
     if (activity <= timed) {
       now_ = activity;

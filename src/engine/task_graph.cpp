@@ -1,12 +1,11 @@
 #include "engine/task_graph.h"
 
-#include <functional>
-#include <queue>
 #include <span>
 #include <stdexcept>
 #include <string>
 
 #include "engine/in_order_streams.h"
+#include "engine/min_heap.h"
 
 namespace orrery::engine {
 
@@ -69,7 +68,7 @@ struct Simulation {
     if (t == InOrderStreams::kNone) return;
     streams.start(s);
     timeline.start[t] = now;
-    events.emplace(now + graph.duration_[t], t);
+    events.push({now + graph.duration_[t], t});
   }
 
   Timeline run() {
@@ -100,8 +99,7 @@ struct Simulation {
   GraphStreams run_state;
   InOrderStreams& streams;
   Timeline timeline;
-  std::priority_queue<std::pair<Time, TaskId>, std::vector<std::pair<Time, TaskId>>, std::greater<>>
-      events;
+  MinHeap<std::pair<Time, TaskId>> events;  // (finish, task): unique
 };
 
 Timeline simulate(const TaskGraph& graph) {
