@@ -371,10 +371,16 @@ class Reader {
   // A float field of `owner`: finite and >= 0, or > 0 when `positive`.
   double real(float value, const Lines& lines, std::string_view field, int64_t block_line,
               const std::string& owner, bool positive = false) const {
-    if (!std::isfinite(value) || value < 0 || (positive && value == 0))
+    if (!std::isfinite(value) || value < 0 || (positive && value == 0)) {
+      // The schema's fields are 32-bit floats: what the text said may have over- or underflowed.
+      const char* why = std::isinf(value) ? " (a 32-bit float: values beyond 3.4e38 read as inf)"
+                        : value == 0 && positive
+                            ? " (a 32-bit float: values below 1.2e-38 read as 0)"
+                            : "";
       throw InputError(where(lines, field, block_line),
-                       fmt::format("{}: expected {} to be a finite number {} 0, found {}", owner,
-                                   field, positive ? ">" : ">=", value));
+                       fmt::format("{}: expected {} to be a finite number {} 0, found {}{}", owner,
+                                   field, positive ? ">" : ">=", value, why));
+    }
     return value;
   }
 

@@ -386,13 +386,22 @@ TEST(DfmodelReader, NumericFieldsAreFiniteAndInRangeAtTheirLine) {
       {"compute_util: 0.9", "compute_util: 1.5",
        "miscellany: expected compute_util between 0 (cycle model) and 1, found 1.5"},
       {"link_bw_x: 25.0", "link_bw_x: inf",
-       "r_r: expected link_bw_x to be a finite number > 0, found inf"},
+       "r_r: expected link_bw_x to be a finite number > 0, found inf (a 32-bit float: values "
+       "beyond 3.4e38 read as inf)"},
       {"dram_bw: 2039.0", "dram_bw: inf",
-       "memory: expected dram_bw to be a finite number > 0, found inf"},
+       "memory: expected dram_bw to be a finite number > 0, found inf (a 32-bit float: values "
+       "beyond 3.4e38 read as inf)"},
       {"dram_cap: 4294967300000.0", "dram_cap: nan",
        "memory: expected dram_cap to be a finite number > 0, found nan"},
       {"freq: 1.41", "freq: inf",
-       "accelerator: expected freq to be a finite number > 0, found inf"},
+       "accelerator: expected freq to be a finite number > 0, found inf (a 32-bit float: values "
+       "beyond 3.4e38 read as inf)"},
+      {"freq: 1.41", "freq: 1e308",
+       "accelerator: expected freq to be a finite number > 0, found inf (a 32-bit float: values "
+       "beyond 3.4e38 read as inf)"},
+      {"link_bw_x: 25.0", "link_bw_x: 1e-300",
+       "r_r: expected link_bw_x to be a finite number > 0, found 0 (a 32-bit float: values below "
+       "1.2e-38 read as 0)"},
       {"accelerator_price: 16522.25", "accelerator_price: nan",
        "cost: expected accelerator_price to be a finite number >= 0, found nan"},
       {"accelerator_price: 16522.25", "accelerator_price: -16522.25",
