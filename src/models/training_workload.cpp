@@ -170,6 +170,7 @@ class Generator {
     w.name = spec_.name;
     w.source = spec_.name;
     w.format = "model";
+    w.header_line = 0;
     w.policy = "megatron";
     Parallelism& par = w.parallelism;
     par.tp = t_;

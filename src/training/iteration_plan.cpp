@@ -137,10 +137,9 @@ bool in_range(LayerRange r, size_t i) {
   return i >= r.begin && i < r.end;
 }
 
-// Where messages about the workload as a whole point: its file's header line, or the model's
-// name alone for a workload generated from a model description (it has no lines).
+// Where messages about the workload as a whole point.
 SourceLocation header_of(const Workload& w) {
-  return {w.source, w.format == "model" ? 0 : 1};
+  return {w.source, w.header_line};
 }
 
 Bytes estimate_transfer_bytes(const Workload& w, Diagnostics& diagnostics) {

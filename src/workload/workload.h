@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct ForwardTimesOnly {
 struct Workload {
   std::string name;    // short name for reports (the file's stem)
   std::string source;  // path it was read from
+  // The line that messages about the workload as a whole point at (its header); 0 for a workload
+  // with no lines of its own (generated from a model description).
+  int64_t header_line = 1;
   std::string format;  // reader that produced it, e.g. "simai"
   std::string policy;  // training loop named by the file, e.g. "HYBRID_TRANSFORMER_FWD_IN_BCKWD"
 
