@@ -219,7 +219,8 @@ std::function<int()> add_convert_command(CLI::App& app) {
                   "Workload file to write (default: stdout); --to chakra: the directory")
       ->check(not_empty("a file or directory to write"));
   cmd->add_option("--cluster-out", args->cluster_output,
-                  "Also write the equivalent two-tier cluster as YAML here");
+                  "Also write the equivalent two-tier cluster as YAML here")
+      ->check(not_empty("a file to write"));
   add_dataflow_options(*cmd, args->dataflow);
   return [args, plan_flags]() {
     note_given_plan_flags(plan_flags, args->plan);

@@ -284,7 +284,8 @@ std::function<int()> add_explore_command(CLI::App& app, explore::Distribution* d
                   "Best plans re-checked in event mode (default: --top; 0: none)")
       ->check(integer_in(0, 1000));
   cmd->add_option("--db", a->db,
-                  "SQLite database receiving every evaluated point; a restart skips those done");
+                  "SQLite database receiving every evaluated point; a restart skips those done")
+      ->check(not_empty("a database file"));
   cmd->add_option("--threads", a->threads, "Worker threads (default: all cores)")
       ->check(integer_in(1, 1024))
       ->capture_default_str();

@@ -481,7 +481,9 @@ void FairShare::solve_component(Time now) {
   // Each round scans the resources with activities still growing (kept in order, the others
   // dropped) for the smallest share, noting those that may saturate at it: a share above the
   // smallest so far stays above the round's. Only the noted are visited to freeze; freezing at
-  // `share` only raises the share of a resource above it, so none other would saturate.
+  // `share` only raises the share of a resource above it, so none other would saturate. (Exact
+  // in real arithmetic; in doubles the rise outruns rounding while a resource carries fewer than
+  // about a million activities, far beyond what the flow budget lets run.)
   growing_.assign(comp_resources_.begin(), comp_resources_.end());
   while (unfrozen > 0) {
     double share = std::numeric_limits<double>::infinity();

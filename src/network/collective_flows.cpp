@@ -334,9 +334,9 @@ double flow_seconds(double flows, double repeats) {
 
 [[noreturn]] void throw_flows_contend(uint64_t resolved) {
   throw FlowBudgetError(fmt::format(
-      "flow mode stopped: flows of different collectives share links so much that their rates "
-      "were re-solved {} times so far, about {:.3g} s of computer time (docs/network.md); the "
-      "limit is {:.0f} s: use the event or analytical mode, or fewer ranks",
+      "flow mode stopped: its flows share links so much that their rates were re-solved {} times "
+      "so far, about {:.3g} s of computer time (docs/network.md); the limit is {:.0f} s: use "
+      "the analytical mode or fewer ranks",
       resolved, static_cast<double>(resolved) * kResolveSeconds, kFlowBudgetSeconds));
 }
 

@@ -123,13 +123,14 @@ struct Job {
   std::optional<TrainingWorkload> training;  // model scenarios: FLOP counts
 };
 
-// The workloads' files, for an error their simulation meets: a time out of range (core/time.h) or
-// a flow-mode limit (network/collective_flows.h), which come from all of them together.
-std::string sources_of(const std::vector<Job>& jobs) {
+// An error the workloads' simulation meets (a time out of range, core/time.h, or a flow-mode
+// limit, network/collective_flows.h), naming the file, or the files run together.
+[[noreturn]] void throw_naming(const std::vector<Job>& jobs, const std::string& message) {
+  if (jobs.size() == 1) throw InputError({jobs.front().workload.source, 0}, message);
   std::string files;
   for (const Job& job : jobs)
     files += (files.empty() ? "" : ", ") + job.workload.source;
-  return files;
+  throw InputError("the workloads " + files + " run together: " + message);
 }
 
 Job model_job(const Scenario& s) {
@@ -362,9 +363,9 @@ Prediction predict(const Scenario& s) {
       }
     }
   } catch (const TimeOverflow& e) {
-    throw InputError({sources_of(jobs), 0}, e.what());
+    throw_naming(jobs, e.what());
   } catch (const FlowBudgetError& e) {
-    throw InputError({sources_of(jobs), 0}, e.what());
+    throw_naming(jobs, e.what());
   }
   for (size_t k = 0; k < out.results.size() && k < jobs.size(); ++k) {
     Result& r = out.results[k];

@@ -73,6 +73,10 @@ TEST(BadInput, AnEmptyValueIsNotTakenAsTheFlagLeftOut) {
                  "--output-dir: expected a directory to write into, found ''");
   expect_refused("explore --model gpt3-175b --gpus 64 --cluster ''",
                  "--cluster: expected a preset name or a YAML file, found ''");
+  expect_refused("explore --model gpt3-175b --gpus 64 --db ''",
+                 "--db: expected a database file, found ''");
+  expect_refused("convert " + kSeed003 + " --to chakra -o out --cluster-out ''",
+                 "--cluster-out: expected a file to write, found ''");
 }
 
 TEST(BadInput, TimesBeyondTheRangeOfTimeAreRefusedNotWrapped) {

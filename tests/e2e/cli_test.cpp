@@ -671,6 +671,14 @@ TEST(Simulate, FlowModeLimitsNameTheWorkload) {
                        ": flow mode would run 268402688 flows for this collective, about 68.1 s "
                        "of computer time (docs/network.md); the limit is 30 s: use the "
                        "analytical mode or fewer ranks\n");
+  // Run with another workload on one network, the two are named together.
+  const CliRun both = orrery("simulate " + path + " " + kSeed003 + " --mode flow --algo ring");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_EQ(both.err.rfind("orrery: the workloads " + path + ", " + kSeed003 +
+                               " run together: flow mode would run 268402688 flows",
+                           0),
+            0u)
+      << both.err;
 }
 
 // Each job's summary lists the run's warnings and its own, never another job's.

@@ -131,17 +131,18 @@ int64_t GraphSettingsResolver::beams() {
   return settings_.beams;
 }
 
-// A shared expert given by number must be in one of the graph's expert lists, if it has any.
+// A shared expert given by number must be an expert of the graph's lists, if it has any.
 void GraphSettingsResolver::check_shared_expert_number() const {
   if (!config_.shared_expert || config_.shared_expert->kind != SharedExpert::Kind::Number ||
       expert_range_.empty())
     return;
   const int64_t k = config_.shared_expert->number;
-  std::set<std::string> ranges;
-  for (const auto& [module, range] : expert_range_) {
-    if (range.first <= k && k <= range.second) return;
+  for (const GraphNode& n : graph_.nodes)
+    if (n.kind == NodeKind::Parameter)
+      if (const auto e = expert_of(n.name); e && e->index == k) return;
+  std::set<std::string> ranges;  // what the lists span, to say what was expected
+  for (const auto& [module, range] : expert_range_)
     ranges.insert(std::to_string(range.first) + "-" + std::to_string(range.second));
-  }
   std::string numbered;
   for (const std::string& r : ranges)
     numbered += (numbered.empty() ? "" : ", ") + r;

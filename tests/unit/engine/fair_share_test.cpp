@@ -100,7 +100,8 @@ TEST(FairShare, AFlowWhoseRateHoldsEndsOnTimeWhileItsComponentChanges) {
   // Link 0: 1 GB/s under A, B and C; link 1: 0.2 GB/s under C alone. C freezes first at
   // 0.2 GB/s (its link 1), A and B share the 0.8 GB/s left: 0.4 each. A (0.4 GB) ends at 1 s;
   // B (1.2 GB, 0.8 left) then runs at 0.8 GB/s and ends at 2 s. C is re-solved at both ends and
-  // keeps 0.2 GB/s throughout (its completion entry is kept, not queued again): 0.6 GB by 3 s.
+  // keeps 0.2 GB/s throughout, so the solver keeps its queued completion rather than queueing it
+  // again: it must still end, at 0.6 GB / 0.2 GB/s = 3 s.
   FairShare net({1e9, 0.2e9});
   const ResourceId a[] = {0}, c[] = {0, 1};
   net.start(a, 0.4e9, Time::zero());

@@ -1,16 +1,16 @@
 // Collectives in flight on the kernel (network/collective_runs.h): steps run in order, a step's
-// runs one after another each followed by its latency, concurrent collectives sharing a link, and
-// a collective launched when another ends. Numbers derived by hand: one 1 GB/s link (1e9 bytes
-// per second), so 1e6 bytes alone take 1 ms.
+// runs one after another each followed by its latency, concurrent collectives sharing a link, a
+// collective launched when another ends, and the stop once the solver's work passes its limit.
+// Numbers derived by hand: one 1 GB/s link (1e9 bytes per second), so 1e6 bytes alone take 1 ms.
 #include "network/collective_runs.h"
 
 #include <gtest/gtest.h>
 
-#include "core/diagnostics.h"
-
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "core/diagnostics.h"
 
 namespace orrery {
 namespace {
